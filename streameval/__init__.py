@@ -1,0 +1,46 @@
+"""streameval: exact-or-bounded evaluation of binary classifiers over data that does not fit in memory.
+
+Scores are bucketed into fixed-resolution per-class histograms (:class:`BinarySketch`) that merge
+exactly across chunks, shards and days; every metric is derived from them, exact on discrete scores
+and with a rigorous interval otherwise.
+"""
+
+from .errors import (
+    IncompatibleGridError,
+    InexactThresholdWarning,
+    InputError,
+    InputTypeError,
+    SketchFormatError,
+    StreamevalError,
+    UndefinedMetricWarning,
+)
+from .grid import DEFAULT_GRID, FloatGrid, Grid, LinearGrid, ProbabilityGrid, grid_from_spec, parse_grid
+from .metrics import CalibrationCurve, Confusion, Estimate, ThresholdResult, TopK
+from .sketch import BinarySketch, load, merge
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "BinarySketch",
+    "CalibrationCurve",
+    "Confusion",
+    "DEFAULT_GRID",
+    "Estimate",
+    "FloatGrid",
+    "Grid",
+    "IncompatibleGridError",
+    "InexactThresholdWarning",
+    "InputError",
+    "InputTypeError",
+    "LinearGrid",
+    "ProbabilityGrid",
+    "SketchFormatError",
+    "StreamevalError",
+    "ThresholdResult",
+    "TopK",
+    "UndefinedMetricWarning",
+    "grid_from_spec",
+    "load",
+    "merge",
+    "parse_grid",
+]

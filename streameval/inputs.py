@@ -1,0 +1,274 @@
+"""Turning user arrays into the three clean NumPy arrays the kernel reads.
+
+This module owns input validation for :meth:`BinarySketch.update`: it accepts NumPy arrays, Arrow
+arrays and chunked arrays, Polars and pandas Series and plain sequences, and returns contiguous
+``float32``/``float64`` scores, ``uint8`` labels (1 = positive) and optional ``float64`` weights.
+Anything it cannot take as given raises an :class:`~streameval.errors.InputError` that names the
+argument, the offending value, how many rows are affected, the first row, and what to do. Row
+numbers count from the start of the stream (``row_offset`` plus the position in this chunk).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from .errors import InputError, InputTypeError
+
+__all__ = ["LabelEncoder", "as_1d_array", "clean_scores", "clean_weights"]
+
+
+def _is_from(obj: Any, module: str) -> bool:
+    return type(obj).__module__.split(".")[0] == module
+
+
+def as_1d_array(x: Any, name: str) -> np.ndarray:
+    """Convert ``x`` to a 1-D NumPy array, zero-copy where the source allows it.
+
+    Nulls in Arrow, Polars or pandas inputs become NaN (floats) or ``None`` (objects); callers
+    report them like NaN.
+
+    Raises
+    ------
+    InputTypeError
+        If ``x`` is a scalar, or not one-dimensional.
+    """
+    if isinstance(x, np.ndarray):
+        arr = x
+    elif _is_from(x, "pyarrow"):
+        import pyarrow as pa
+
+        if isinstance(x, pa.ChunkedArray):
+            x = x.combine_chunks() if x.num_chunks != 1 else x.chunk(0)
+        arr = x.to_numpy(zero_copy_only=False)
+    elif _is_from(x, "pandas"):
+        dtype = getattr(x, "dtype", None)
+        if dtype is not None and not isinstance(dtype, np.dtype) and getattr(dtype, "kind", "O") in "iufb":
+            # Nullable extension dtypes: keep numbers numeric, nulls as NaN.
+            arr = x.to_numpy(dtype="float64", na_value=np.nan) if x.hasnans else x.to_numpy(dtype=dtype.numpy_dtype)
+        else:
+            arr = x.to_numpy()
+    elif hasattr(x, "to_numpy") and _is_from(x, "polars"):
+        arr = x.to_numpy()
+    elif isinstance(x, (str, bytes)) or np.isscalar(x):
+        raise InputTypeError(f"{name} must be a 1-D array-like, got a scalar {x!r}")
+    else:
+        arr = np.asarray(x)
+    if arr.ndim != 1:
+        raise InputTypeError(f"{name} must be 1-D, got an array of shape {arr.shape}")
+    return arr
+
+
+def _first(mask: npt.NDArray[np.bool_]) -> int:
+    return int(np.argmax(mask))
+
+
+def clean_scores(scores: np.ndarray, row_offset: int, nan_policy: str) -> tuple[np.ndarray, int]:
+    """Validate scores; return them as contiguous float32/float64 and the number of NaN rows.
+
+    With ``nan_policy="raise"`` a NaN (or null) score raises; with ``"skip"`` NaN rows are left in
+    place for the kernel to skip and count.
+
+    Raises
+    ------
+    InputTypeError
+        If the scores are not numeric.
+    InputError
+        If a score is NaN or null and ``nan_policy="raise"``.
+    """
+    if scores.dtype.kind == "O":
+        try:
+            scores = scores.astype(np.float64)
+        except (TypeError, ValueError):
+            bad = next((i for i, v in enumerate(scores) if not _floatable(v)), 0)
+            raise InputTypeError(
+                f"y_score must be numeric; row {row_offset + bad} holds {scores[bad]!r}"
+            ) from None
+    elif scores.dtype.kind not in "iuf":
+        raise InputTypeError(f"y_score must be numeric, got dtype {scores.dtype}")
+    if scores.dtype not in (np.float32, np.float64):
+        scores = scores.astype(np.float64)
+    scores = np.ascontiguousarray(scores)
+    nan = np.isnan(scores)
+    n_nan = int(np.count_nonzero(nan)) if nan.any() else 0
+    if n_nan and nan_policy == "raise":
+        first = _first(nan)
+        raise InputError(
+            f"y_score has {n_nan} NaN or null value(s), first at row {row_offset + first}; "
+            "fix the input, or pass nan_policy='skip' to skip those rows (they are counted "
+            "in the sketch as skipped)"
+        )
+    return scores, n_nan
+
+
+def _floatable(v: Any) -> bool:
+    try:
+        float(v)
+    except (TypeError, ValueError):
+        return False
+    return True
+
+
+def clean_weights(weights: np.ndarray, n: int, row_offset: int) -> npt.NDArray[np.float64]:
+    """Validate sample weights: finite and non-negative, one per row.
+
+    Raises
+    ------
+    InputError
+        If a weight is negative, NaN, infinite or null, or the length differs from the scores'.
+    """
+    if weights.shape[0] != n:
+        raise InputError(f"sample_weight has {weights.shape[0]} rows but y_score has {n}")
+    try:
+        w = np.ascontiguousarray(weights, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise InputTypeError(f"sample_weight must be numeric, got dtype {weights.dtype}") from None
+    bad = ~np.isfinite(w) | (w < 0)
+    if bad.any():
+        first = _first(bad)
+        raise InputError(
+            f"sample_weight has {int(np.count_nonzero(bad))} negative, NaN, infinite or null "
+            f"value(s), first {w[first]!r} at row {row_offset + first}; weights must be finite "
+            "and >= 0"
+        )
+    return w
+
+
+@dataclass
+class LabelEncoder:
+    """Maps labels to 1 (positive) / 0 (negative), consistently across chunks.
+
+    Without ``pos_label``, labels must be bool, {0, 1} or {-1, 1} (as numbers of any dtype), the
+    positive class being ``True``/``1``; the stream may not mix 0 and -1. With ``pos_label``, rows
+    equal to it are positive and all other rows must share one single other value.
+
+    The encoder remembers the negative value it has seen, so a later chunk that brings a third
+    value is caught even when each chunk alone is binary.
+    """
+
+    pos_label: Any = None
+    neg_label: Any = None
+
+    def encode(self, y: np.ndarray, row_offset: int) -> npt.NDArray[np.uint8]:
+        """Return ``uint8`` labels, 1 for the positive class.
+
+        Raises
+        ------
+        InputError
+            If a label is null or NaN, or the labels are not binary as described above.
+        """
+        if self.pos_label is None:
+            return self._encode_default(y, row_offset)
+        return self._encode_pos_label(y, row_offset)
+
+    def _encode_default(self, y: np.ndarray, row_offset: int) -> npt.NDArray[np.uint8]:
+        kind = y.dtype.kind
+        if kind == "b":
+            self._note_negative(False, y, row_offset)
+            return np.ascontiguousarray(y).view(np.uint8)
+        if kind not in "iuf":
+            if kind == "O" and _all_bool(y):
+                return self._encode_default(y.astype(bool), row_offset)
+            sample = ", ".join(repr(v) for v in _distinct_sample(y))
+            raise InputError(
+                f"y_true holds non-numeric labels ({sample}); pass pos_label=... to say which "
+                "value is the positive class"
+            )
+        if kind == "f":
+            nan = np.isnan(y)
+            if nan.any():
+                raise InputError(
+                    f"y_true has {int(np.count_nonzero(nan))} NaN or null label(s), first at row "
+                    f"{row_offset + _first(nan)}; drop or fill those rows first"
+                )
+        if y.dtype.itemsize == 1 and kind in "iu":
+            u = np.ascontiguousarray(y).view(np.uint8)
+            if u.shape[0] == 0 or u.max() <= 1:  # fast path: int8/uint8 0/1 labels
+                if u.shape[0] and u.min() == 0:
+                    self._note_negative(0, y, row_offset, _first(u == 0))
+                return u
+        pos = y == 1
+        zero = y == 0
+        minus = y == -1
+        bad = ~(pos | zero | minus)
+        if bad.any():
+            first = _first(bad)
+            raise InputError(
+                f"y_true has {int(np.count_nonzero(bad))} label(s) outside {{0, 1}} / {{-1, 1}}, "
+                f"first {y[first]!r} at row {row_offset + first}; labels must be binary (bool, "
+                "0/1 or -1/1), or pass pos_label=... for other codings"
+            )
+        if zero.any() and minus.any():
+            raise InputError(
+                f"y_true mixes 0 (row {row_offset + _first(zero)}) and -1 (row "
+                f"{row_offset + _first(minus)}) with 1: three label values; labels must be binary"
+            )
+        if zero.any():
+            self._note_negative(0, y, row_offset, _first(zero))
+        elif minus.any():
+            self._note_negative(-1, y, row_offset, _first(minus))
+        return pos.view(np.uint8)
+
+    def _encode_pos_label(self, y: np.ndarray, row_offset: int) -> npt.NDArray[np.uint8]:
+        if y.dtype.kind == "f" and np.isnan(y).any():
+            nan = np.isnan(y)
+            raise InputError(
+                f"y_true has {int(np.count_nonzero(nan))} NaN or null label(s), first at row "
+                f"{row_offset + _first(nan)}; drop or fill those rows first"
+            )
+        if y.dtype.kind == "O":
+            null = np.fromiter((v is None for v in y), dtype=bool, count=y.shape[0])
+            if null.any():
+                raise InputError(
+                    f"y_true has {int(np.count_nonzero(null))} null label(s), first at row "
+                    f"{row_offset + _first(null)}; drop or fill those rows first"
+                )
+        pos = np.asarray(y == self.pos_label, dtype=bool)
+        if pos.shape != y.shape:
+            raise InputError(f"cannot compare y_true of dtype {y.dtype} with pos_label={self.pos_label!r}")
+        neg_idx = np.flatnonzero(~pos)
+        if neg_idx.size:
+            first = int(neg_idx[0])
+            neg_value = y[first]
+            other = y[neg_idx] != neg_value
+            if np.any(other):
+                k = int(neg_idx[_first(np.asarray(other))])
+                raise InputError(
+                    f"y_true has more than two values with pos_label={self.pos_label!r}: "
+                    f"{neg_value!r} (row {row_offset + first}) and {y[k]!r} (row {row_offset + k}); "
+                    "labels must be binary"
+                )
+            self._note_negative(_py(neg_value), y, row_offset, first)
+        return np.ascontiguousarray(pos).view(np.uint8)
+
+    def _note_negative(self, value: Any, y: np.ndarray, row_offset: int, at: int = 0) -> None:
+        if self.neg_label is None:
+            self.neg_label = value
+        elif self.neg_label != value and not (isinstance(value, bool) or isinstance(self.neg_label, bool)):
+            raise InputError(
+                f"y_true's negative class changed: earlier rows used {self.neg_label!r}, row "
+                f"{row_offset + at} uses {value!r}; labels must take the same two values throughout"
+            )
+
+
+def _py(v: Any) -> Any:
+    return v.item() if isinstance(v, np.generic) else v
+
+
+def _all_bool(y: np.ndarray) -> bool:
+    return all(isinstance(v, (bool, np.bool_)) for v in y[:1000]) and all(
+        isinstance(v, (bool, np.bool_)) for v in y
+    )
+
+
+def _distinct_sample(y: np.ndarray, k: int = 3) -> list[Any]:
+    seen: list[Any] = []
+    for v in y:
+        if v not in seen:
+            seen.append(v)
+            if len(seen) == k:
+                break
+    return seen

@@ -1,0 +1,202 @@
+"""Areas: ROC-AUC (full and McClish-standardized partial), Gini, average precision, PR-AUC.
+
+Bounds come from what the sketch knows inside a bin. Between bins, order is exact (the grid is
+monotone). Inside a bin, the rows can trace any monotone ROC path from the bin's start corner to its
+end corner, within what the per-class min/max allow:
+
+- kind 2, "up then right": every positive in the bin scores above every negative
+  (``pos_min > neg_max``), so each same-bin pair counts 1;
+- kind 1, "chord": a tie (``pos_min == neg_max`` bounds from below, ``pos_max == neg_min`` from
+  above, a pure bin both), each pair counts 1/2 as in scikit-learn's trapezoid;
+- kind 0, "right then up": every negative above every positive, each pair counts 0.
+
+The exact curve lies between the lowest and the highest path allowed, pointwise, so areas under
+the two paths bound every area under the exact curve.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+
+import numpy as np
+
+from ..errors import UndefinedMetricWarning
+from .estimate import NAN, Estimate
+from .table import BinTable, FloatArray
+
+__all__ = ["roc_auc", "gini", "average_precision", "pr_auc"]
+
+
+def _path_area(t: BinTable, kind: np.ndarray, x_stop: float) -> float:
+    """Area under the path through all bins with per-bin ``kind``, for FP weight in [0, x_stop]."""
+    f0 = t.fp_before
+    t0 = t.tp_before
+    n = t.neg
+    p = t.pos
+    width = np.clip(np.minimum(t.fp, x_stop) - f0, 0.0, None)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        slope = np.where(n > 0, p / n, 0.0)
+    height = np.where(
+        kind == 2, t.tp, np.where(kind == 0, t0, t0 + 0.5 * width * slope)
+    )
+    return float(np.dot(width, height))
+
+
+def _one_class(t: BinTable, what: str) -> bool:
+    if t.P > 0 and t.N > 0:
+        return False
+    warnings.warn(
+        f"only one class is present ({t.P:g} positive, {t.N:g} negative weight); {what} is not "
+        "defined in that case, returning NaN",
+        UndefinedMetricWarning,
+        stacklevel=4,
+    )
+    return True
+
+
+def roc_auc(t: BinTable, max_fpr: float | None = None) -> Estimate:
+    """Area under the ROC curve, with bounds.
+
+    Parameters
+    ----------
+    t : BinTable
+        The sketch's bins.
+    max_fpr : float in (0, 1], optional
+        If given, the partial AUC over FPR in ``[0, max_fpr]``, standardized as McClish [2]_
+        (0.5 for a random ranking, 1 for a perfect one), as scikit-learn's ``roc_auc_score``.
+
+    Returns
+    -------
+    Estimate
+        The exact AUC (pairs ranked correctly plus half the tied pairs, weighted, over ``P * N``)
+        lies in ``[lower, upper]``; ``lower == upper`` when every bin is resolved.
+
+    Raises
+    ------
+    ValueError
+        If ``max_fpr`` is outside (0, 1].
+
+    Warns
+    -----
+    UndefinedMetricWarning
+        If only one class is present; NaN is returned.
+
+    References
+    ----------
+    .. [1] Fawcett (2006). "An introduction to ROC analysis". Pattern Recognition Letters 27(8).
+    .. [2] McClish (1989). "Analyzing a portion of the ROC curve". Medical Decision Making 9(3).
+    """
+    if max_fpr is not None and not 0 < max_fpr <= 1:
+        raise ValueError(f"max_fpr must be in (0, 1], got {max_fpr!r}")
+    if _one_class(t, "ROC AUC"):
+        return NAN
+    full = max_fpr is None or max_fpr == 1
+    x_stop = t.N if full else max_fpr * t.N
+    norm = t.P * t.N
+    lower = _path_area(t, t.lower_path(), x_stop) / norm
+    upper = _path_area(t, t.upper_path(), x_stop) / norm
+    if full:
+        return Estimate.from_bounds(min(lower, 1.0), min(upper, 1.0))
+    assert max_fpr is not None
+    min_area = 0.5 * max_fpr**2
+
+    def standardize(a: float) -> float:
+        return 0.5 * (1 + (a - min_area) / (max_fpr - min_area))
+
+    return Estimate.from_bounds(standardize(lower), standardize(upper))
+
+
+def gini(t: BinTable) -> Estimate:
+    """Gini coefficient (accuracy ratio) ``2 * AUC - 1``, with bounds.
+
+    References
+    ----------
+    .. [1] Hand & Till (2001). "A simple generalisation of the area under the ROC curve for
+       multiple class classification problems". Machine Learning 45.
+    """
+    return roc_auc(t).map(lambda a: 2.0 * a - 1.0)
+
+
+def _group(tp0: FloatArray, d0: FloatArray, p: FloatArray, extra: FloatArray) -> FloatArray:
+    # All of the bin's positives as one tied group, with `extra` negatives counted before its end.
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(p > 0, p * (tp0 + p) / (d0 + extra + p), 0.0)
+
+
+def _integral(tp0: FloatArray, d0: FloatArray, p: FloatArray, extra: FloatArray) -> FloatArray:
+    # Integral over x in [0, p] of (tp0 + x) / (d0 + extra + x): positives one at a time, each at
+    # its own rank, `extra` negatives before all of them. A lower bound for any tie structure.
+    d = d0 + extra
+    with np.errstate(invalid="ignore", divide="ignore"):
+        val = p - (d - tp0) * np.log1p(p / d)
+    return np.where((d - tp0) <= 0, p, val)
+
+
+def average_precision(t: BinTable) -> Estimate:
+    """Average precision ``AP = sum_k (R_k - R_{k-1}) P_k``, with bounds.
+
+    The sum runs over thresholds (distinct scores) in decreasing order, as scikit-learn's
+    ``average_precision_score`` (no interpolation; a tied group of scores is one threshold).
+
+    Within a bin, the best case puts all its positives first as one group; the worst case puts
+    every negative the min/max allow before them and lets the positives come one at a time
+    (an integral that lower-bounds any tie structure). AP moves monotonically under these swaps
+    and bins do not interact (the counts before a bin do not depend on the order inside it), so the
+    two cases bound the exact value.
+
+    Returns
+    -------
+    Estimate
+        NaN (with an ``UndefinedMetricWarning``) when there is no positive weight.
+
+    References
+    ----------
+    .. [1] Manning, Raghavan, Schütze (2008). "Introduction to Information Retrieval", ch. 8.4.
+    .. [2] Su, Yuan, Zhu (2015). "Relationship between average precision and AUC". ICTIR.
+    """
+    if t.P <= 0:
+        warnings.warn(
+            "no positive weight; average precision is not defined, returning NaN",
+            UndefinedMetricWarning,
+            stacklevel=3,
+        )
+        return NAN
+    p, n = t.pos, t.neg
+    tp0 = t.tp_before
+    d0 = tp0 + t.fp_before
+    neg_none = (n == 0) | (t.pos_min > t.neg_max)
+    neg_all = (n > 0) & (t.pos_max <= t.neg_min)
+    extra_lo = np.where(neg_none, 0.0, n)
+    extra_hi = np.where(neg_all, n, 0.0)
+    tied = t.pos_min == t.pos_max
+    upper = _group(tp0, d0, p, extra_hi)
+    lower = np.where(tied, _group(tp0, d0, p, extra_lo), _integral(tp0, d0, p, extra_lo))
+    lo = float(np.sum(np.where(p > 0, lower, 0.0))) / t.P
+    hi = float(np.sum(upper)) / t.P
+    return Estimate.from_bounds(max(0.0, min(lo, 1.0)), max(0.0, min(hi, 1.0)))
+
+
+def pr_auc(t: BinTable, method: str = "trapezoid") -> float:
+    """Area under the precision-recall curve by the trapezoidal rule.
+
+    This is ``sklearn.metrics.auc(recall, precision)`` on :func:`precision_recall_curve`'s points.
+    Linear interpolation between PR points is optimistic [1]_; prefer :func:`average_precision`.
+    The points used are the sketch's exact thresholds, so on continuous scores this is the
+    trapezoid over a subset of the exact curve's points.
+
+    References
+    ----------
+    .. [1] Davis & Goadrich (2006). "The relationship between precision-recall and ROC curves".
+       ICML.
+    """
+    if method != "trapezoid":
+        raise ValueError(f"unknown method {method!r}; only 'trapezoid' is supported")
+    from .curves import precision_recall_curve
+
+    precision, recall, _ = precision_recall_curve(t)
+    if math.isnan(recall[0]):
+        return math.nan
+    return float(-np.trapezoid(precision, recall)) if hasattr(np, "trapezoid") else float(
+        -np.trapz(precision, recall)  # pragma: no cover - NumPy < 2
+    )

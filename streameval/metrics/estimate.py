@@ -1,0 +1,76 @@
+"""The value-with-interval type every bounded metric returns."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+__all__ = ["Estimate"]
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """A metric's point estimate and a rigorous interval that contains the exact value.
+
+    The exact value is the one scikit-learn computes on the raw rows (ties counted as its
+    documentation says). ``lower <= exact <= upper`` always holds, up to floating-point rounding
+    (a few ulps); on discrete scores, where every bin holds one score value, ``lower == upper``.
+
+    Attributes
+    ----------
+    value : float
+        Point estimate: the midpoint of the interval unless the metric documents otherwise.
+    lower, upper : float
+        Interval bounds.
+    """
+
+    value: float
+    lower: float
+    upper: float
+
+    @property
+    def exact(self) -> bool:
+        """True when the interval has width zero (the value is exact)."""
+        return self.lower == self.upper
+
+    @property
+    def width(self) -> float:
+        """``upper - lower``."""
+        return self.upper - self.lower
+
+    def __float__(self) -> float:
+        return float(self.value)
+
+    def __contains__(self, x: float) -> bool:
+        return self.lower <= x <= self.upper
+
+    def __format__(self, spec: str) -> str:
+        spec = spec or ".6g"
+        if self.exact or math.isnan(self.value):
+            return format(self.value, spec)
+        return f"{format(self.value, spec)} [{format(self.lower, spec)}, {format(self.upper, spec)}]"
+
+    def __str__(self) -> str:
+        return format(self, "")
+
+    @classmethod
+    def point(cls, x: float) -> "Estimate":
+        """An exact value."""
+        return cls(float(x), float(x), float(x))
+
+    @classmethod
+    def from_bounds(cls, lower: float, upper: float) -> "Estimate":
+        """The interval ``[lower, upper]`` with its midpoint as the value."""
+        lo, hi = float(lower), float(upper)
+        return cls(lo if lo == hi else 0.5 * (lo + hi), lo, hi)
+
+    def map(self, f: "callable[[float], float]") -> "Estimate":  # type: ignore[valid-type]
+        """Apply an increasing function to value and bounds (e.g. Gini = 2 AUC - 1)."""
+        return Estimate(f(self.value), f(self.lower), f(self.upper))
+
+    def to_dict(self) -> dict[str, float | bool]:
+        """``{"value", "lower", "upper", "exact"}`` for JSON reports."""
+        return {"value": self.value, "lower": self.lower, "upper": self.upper, "exact": self.exact}
+
+
+NAN = Estimate(math.nan, math.nan, math.nan)

@@ -1,0 +1,164 @@
+"""Probability metrics: log loss and Brier score (exact running sums) and calibration.
+
+Log loss and Brier score are kept by the sketch as exact running sums over rows, so they are exact
+up to floating-point rounding, whatever the grid. Calibration is computed from the per-bin score
+sums; a sketch bin whose scores straddle a calibration-bin edge is assigned by its mean score,
+which is reported through ``exact=False``.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..errors import UndefinedMetricWarning
+from .table import BinTable, FloatArray
+
+__all__ = ["ProbabilitySums", "log_loss", "brier_score", "CalibrationCurve", "calibration_curve"]
+
+
+@dataclass(frozen=True)
+class ProbabilitySums:
+    """The exact running sums a sketch keeps for probability metrics.
+
+    Attributes
+    ----------
+    weight : float
+        Weight of the rows with a score in [0, 1] (the rows both sums cover).
+    n_outside : int
+        Rows with a score outside [0, 1], left out of both sums.
+    brier_sum : float
+        ``sum w (y - s)^2``.
+    log_loss_sum : float
+        ``sum -w log(clip(p_true, eps, 1 - eps))``, ``p_true`` being the score of positives and
+        ``1 - score`` of negatives.
+    eps : float
+        The clipping constant used.
+    """
+
+    weight: float
+    n_outside: int
+    brier_sum: float
+    log_loss_sum: float
+    eps: float
+
+
+def _check(sums: ProbabilitySums, what: str) -> bool:
+    if sums.n_outside:
+        warnings.warn(
+            f"{sums.n_outside} score(s) lie outside [0, 1]; {what} is defined for probabilities "
+            "only, returning NaN",
+            UndefinedMetricWarning,
+            stacklevel=4,
+        )
+        return False
+    if sums.weight <= 0:
+        warnings.warn(f"no rows; {what} is undefined, returning NaN", UndefinedMetricWarning, stacklevel=4)
+        return False
+    return True
+
+
+def log_loss(sums: ProbabilitySums, eps: float | None = None) -> float:
+    """Mean log loss (cross-entropy) ``-sum w [y log p + (1 - y) log(1 - p)] / sum w``.
+
+    Probabilities are clipped to ``[eps, 1 - eps]`` with ``eps`` = float64 machine epsilon, as
+    scikit-learn's ``log_loss`` does for float64 input.
+
+    Parameters
+    ----------
+    eps : float, optional
+        Must equal the sketch's clipping constant if given (the running sum is clipped as rows
+        arrive, so it cannot be re-clipped later).
+
+    Raises
+    ------
+    ValueError
+        If ``eps`` differs from the sketch's.
+
+    References
+    ----------
+    .. [1] Bishop (2006). "Pattern Recognition and Machine Learning", sec. 4.3.2.
+    """
+    if eps is not None and eps != sums.eps:
+        raise ValueError(
+            f"this sketch clipped probabilities at eps={sums.eps!r} as rows arrived; log loss with "
+            f"eps={eps!r} would need the raw rows"
+        )
+    if not _check(sums, "log loss"):
+        return math.nan
+    return sums.log_loss_sum / sums.weight
+
+
+def brier_score(sums: ProbabilitySums) -> float:
+    """Brier score ``sum w (y - p)^2 / sum w``, the mean squared error of the probabilities.
+
+    References
+    ----------
+    .. [1] Brier (1950). "Verification of forecasts expressed in terms of probability". Monthly
+       Weather Review 78(1).
+    """
+    if not _check(sums, "Brier score"):
+        return math.nan
+    return sums.brier_sum / sums.weight
+
+
+@dataclass(frozen=True)
+class CalibrationCurve:
+    """Reliability diagram data for non-empty calibration bins, in increasing score order.
+
+    Attributes
+    ----------
+    prob_true : ndarray of shape (m,)
+        Observed fraction of positives (weighted) per calibration bin.
+    prob_pred : ndarray of shape (m,)
+        Mean predicted probability per calibration bin.
+    weight : ndarray of shape (m,)
+        Weight per calibration bin.
+    ece : float
+        Expected calibration error ``sum_j weight_j |prob_true_j - prob_pred_j| / sum weight``
+        (Naeini, Cooper, Hauskrecht 2015; Guo et al. 2017).
+    exact : bool
+        False if some sketch bin straddled a calibration-bin edge and was assigned by its mean.
+    """
+
+    prob_true: FloatArray
+    prob_pred: FloatArray
+    weight: FloatArray
+    ece: float
+    exact: bool
+
+
+def calibration_curve(t: BinTable, n_bins: int = 10) -> CalibrationCurve:
+    """Calibration (reliability) curve over ``n_bins`` equal-width bins on [0, 1].
+
+    Bin ``j`` holds scores in ``(j/n, (j+1)/n]`` (the first bin also holds 0), the assignment of
+    scikit-learn's ``calibration_curve(strategy="uniform")``.
+
+    Raises
+    ------
+    ValueError
+        If ``n_bins < 1`` or some score lies outside [0, 1].
+    """
+    if int(n_bins) != n_bins or n_bins < 1:
+        raise ValueError(f"n_bins must be a positive integer, got {n_bins!r}")
+    if len(t) and (float(np.min(t.lo)) < 0 or float(np.max(t.hi)) > 1):
+        raise ValueError("calibration needs scores in [0, 1]; some scores lie outside")
+    edges = np.linspace(0.0, 1.0, n_bins + 1)[1:-1]
+    weight = t.pos + t.neg
+    a = np.searchsorted(edges, t.lo, side="left")
+    b = np.searchsorted(edges, t.hi, side="left")
+    with np.errstate(invalid="ignore", divide="ignore"):
+        mean = (t.pos_sum + t.neg_sum) / weight
+    cal = np.where(a == b, a, np.searchsorted(edges, mean, side="left"))
+    w = np.bincount(cal, weights=weight, minlength=n_bins)
+    pos = np.bincount(cal, weights=t.pos, minlength=n_bins)
+    ssum = np.bincount(cal, weights=t.pos_sum + t.neg_sum, minlength=n_bins)
+    nz = w > 0
+    prob_true = pos[nz] / w[nz]
+    prob_pred = ssum[nz] / w[nz]
+    total = float(w.sum())
+    ece = float(np.sum(w[nz] * np.abs(prob_true - prob_pred)) / total) if total > 0 else math.nan
+    return CalibrationCurve(prob_true, prob_pred, w[nz], ece, bool(np.all(a == b)))

@@ -1,0 +1,454 @@
+"""BinarySketch: per-class score histograms on a grid, and every binary metric derived from them.
+
+The sketch owns its state (bins and exact running counters) and the rules for changing it:
+``update`` bins a chunk, ``merge`` adds two sketches on the same grid, ``to_bytes``/``from_bytes``
+round-trip it. The metric methods are thin: each builds (once per state) the bin table and calls a
+pure function of :mod:`streameval.metrics`.
+
+State lives in one of two forms. While rows are being added it is *dense* (one 64-byte cell per
+grid bin, so the kernel indexes it directly); as soon as it is read, merged or saved it becomes
+*compact* (only occupied bins, sorted), which is what metrics, merging and files use and what keeps
+thousands of sketches cheap.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from typing import Any, Iterable
+
+import numpy as np
+import numpy.typing as npt
+
+from . import io, kernels
+from .errors import IncompatibleGridError, InputError, InputTypeError
+from .grid import DEFAULT_GRID, Grid
+from .inputs import LabelEncoder, as_1d_array, clean_scores, clean_weights
+from .metrics import auc, curves, probability, thresholds
+from .metrics.confusion import Confusion, confusion_at
+from .metrics.estimate import Estimate
+from .metrics.probability import CalibrationCurve, ProbabilitySums
+from .metrics.table import BinTable
+from .metrics.thresholds import ThresholdResult, TopK
+
+__all__ = ["BinarySketch", "merge", "load"]
+
+_INT_COUNTERS = ("n_rows", "n_nan", "n_zero_weight", "n_outside")
+_FLOAT_COUNTERS = ("prob_weight", "brier_sum", "log_loss_sum")
+NAN_POLICIES = ("raise", "skip")
+
+
+def _version() -> str:
+    from . import __version__
+
+    return __version__
+
+
+class BinarySketch:
+    """Mergeable per-class histograms of a binary classifier's scores.
+
+    Parameters
+    ----------
+    grid : Grid, optional
+        How scores are binned. Default :data:`streameval.DEFAULT_GRID`,
+        ``ProbabilityGrid(mantissa_bits=12, min_exponent=-30)``: relative precision 2**-12 near 0
+        and near 1, for probabilities (scores outside [0, 1] are still counted, in end bins). For
+        integer scores use a :class:`LinearGrid` with one bin per value; for logits or margins a
+        :class:`FloatGrid`.
+    pos_label : scalar, optional
+        The label value of the positive class, when labels are not bool, 0/1 or -1/1.
+
+    Examples
+    --------
+    >>> import numpy as np, streameval
+    >>> s = streameval.BinarySketch().update([0, 0, 1, 1], [0.1, 0.4, 0.35, 0.8])
+    >>> float(s.roc_auc())
+    0.75
+    >>> s.roc_auc().exact
+    True
+    """
+
+    def __init__(self, grid: Grid | None = None, *, pos_label: Any = None) -> None:
+        grid = DEFAULT_GRID if grid is None else grid
+        if not isinstance(grid, Grid):
+            raise InputTypeError(f"grid must be a streameval Grid, got {type(grid).__name__}")
+        self.grid: Grid = grid
+        self._labels = LabelEncoder(pos_label=pos_label)
+        self._dense: np.ndarray | None = None
+        self._keys = np.empty(0, dtype=np.int64)
+        self._values = kernels.empty_values(0)
+        self._table: BinTable | None = None
+        self.counters: dict[str, Any] = {name: 0 for name in _INT_COUNTERS}
+        self.counters.update({name: 0.0 for name in _FLOAT_COUNTERS})
+        self.counters["weighted"] = False
+
+    # -- state -------------------------------------------------------------------------------
+    def _densify(self) -> np.ndarray:
+        if self._dense is None:
+            dense = kernels.empty_state(self.grid.n_bins)
+            if self._keys.size:
+                kernels.merge_into(dense, self._keys, self._values)
+            self._dense = dense
+            self._keys = np.empty(0, dtype=np.int64)
+            self._values = kernels.empty_values(0)
+        self._table = None
+        return self._dense
+
+    def _compact(self) -> tuple[npt.NDArray[np.int64], np.ndarray]:
+        if self._dense is not None:
+            self._keys, self._values = kernels.compact(self._dense)
+            self._dense = None
+        return self._keys, self._values
+
+    def table(self) -> BinTable:
+        """The occupied bins in descending score order with running counts (see :class:`BinTable`)."""
+        if self._table is None:
+            keys, values = self._compact()
+            self._table = BinTable.from_compact(keys, values)
+        return self._table
+
+    @property
+    def n_rows(self) -> int:
+        """Rows passed to :meth:`update` (including skipped NaN rows and zero-weight rows)."""
+        return int(self.counters["n_rows"])
+
+    @property
+    def n_occupied_bins(self) -> int:
+        """Number of non-empty bins."""
+        return int(self._compact()[0].shape[0])
+
+    @property
+    def pos_label(self) -> Any:
+        """The positive label, if one was given."""
+        return self._labels.pos_label
+
+    @property
+    def positive_weight(self) -> float:
+        """Total weight (row count when unweighted) of positive rows binned."""
+        return self.table().P
+
+    @property
+    def negative_weight(self) -> float:
+        """Total weight (row count when unweighted) of negative rows binned."""
+        return self.table().N
+
+    # -- update ------------------------------------------------------------------------------
+    def update(
+        self,
+        y_true: Any,
+        y_score: Any,
+        sample_weight: Any = None,
+        *,
+        pos_label: Any = None,
+        nan_policy: str = "raise",
+    ) -> "BinarySketch":
+        """Add a chunk of rows.
+
+        Parameters
+        ----------
+        y_true : array-like of shape (n,)
+            Labels: bool, 0/1 or -1/1 (positive = True/1), or any two values with ``pos_label``.
+            NumPy arrays, Arrow arrays, Polars/pandas Series and sequences are accepted.
+        y_score : array-like of shape (n,)
+            Scores, higher meaning more positive; any real values (float32 and float64 are read
+            without a copy).
+        sample_weight : array-like of shape (n,), optional
+            Non-negative finite weights. Zero-weight rows are counted but not binned.
+        pos_label : scalar, optional
+            The positive class's label value; must agree with the sketch's if both are set.
+        nan_policy : {"raise", "skip"}, default "raise"
+            What to do with NaN (or null) scores: raise, or skip the rows and count them in
+            ``counters["n_nan"]``.
+
+        Returns
+        -------
+        BinarySketch
+            ``self``, so that calls chain.
+
+        Raises
+        ------
+        InputError
+            Mismatched lengths, NaN/null scores (with ``nan_policy="raise"``), labels that are
+            null or not binary, negative/NaN/infinite weights. The message gives the count and the
+            first offending row, counted from the start of the stream. The sketch is unchanged.
+        InputTypeError
+            Inputs that are not 1-D or not numeric.
+        """
+        if nan_policy not in NAN_POLICIES:
+            raise ValueError(f"nan_policy must be one of {NAN_POLICIES}, got {nan_policy!r}")
+        if pos_label is not None:
+            if self._labels.pos_label is None and self.counters["n_rows"] == 0:
+                self._labels.pos_label = pos_label
+            elif self._labels.pos_label != pos_label:
+                raise InputError(
+                    f"pos_label={pos_label!r} differs from this sketch's {self._labels.pos_label!r}"
+                )
+        offset = int(self.counters["n_rows"])
+        y = as_1d_array(y_true, "y_true")
+        s = as_1d_array(y_score, "y_score")
+        if y.shape[0] != s.shape[0]:
+            raise InputError(f"y_true has {y.shape[0]} rows but y_score has {s.shape[0]}")
+        scores, n_nan = clean_scores(s, offset, nan_policy)
+        labels = self._labels.encode(y, offset)
+        weighted = sample_weight is not None
+        if weighted:
+            weights = clean_weights(as_1d_array(sample_weight, "sample_weight"), s.shape[0], offset)
+            n_zero = int(np.count_nonzero(weights == 0))
+        else:
+            weights = np.empty(0, dtype=np.float64)
+            n_zero = 0
+        self._add(scores, labels, weights, weighted)
+        c = self.counters
+        c["n_rows"] += int(s.shape[0])
+        c["n_zero_weight"] += n_zero
+        c["weighted"] = bool(c["weighted"] or weighted)
+        assert c["n_nan"] >= n_nan or nan_policy == "skip"
+        return self
+
+    def _add(self, scores: np.ndarray, labels: np.ndarray, weights: np.ndarray, weighted: bool) -> None:
+        state = self._densify()
+        n_nan, n_out, w_in, brier, logloss = kernels.update_state(
+            state, *self.grid.kernel_params(), scores, labels, weights, weighted
+        )
+        c = self.counters
+        c["n_nan"] += int(n_nan)
+        c["n_outside"] += int(n_out)
+        c["prob_weight"] += float(w_in)
+        c["brier_sum"] += float(brier)
+        c["log_loss_sum"] += float(logloss)
+
+    # -- merge -------------------------------------------------------------------------------
+    def _check_compatible(self, other: "BinarySketch") -> None:
+        if not isinstance(other, BinarySketch):
+            raise InputTypeError(f"can only merge BinarySketch objects, got {type(other).__name__}")
+        if other.grid != self.grid:
+            raise IncompatibleGridError(
+                f"cannot merge sketches on different grids: {self.grid.describe()} and "
+                f"{other.grid.describe()}; rebuild one of them on the other's grid"
+            )
+
+    def merge(self, other: "BinarySketch") -> "BinarySketch":
+        """A new sketch holding the rows of both; the inputs are unchanged.
+
+        Equivalent to running ``other``'s updates on a copy of this sketch: counts and min/max are
+        identical, floating-point sums (weights, score sums, log loss) agree up to rounding.
+
+        Raises
+        ------
+        IncompatibleGridError
+            If the grids differ (the message names both).
+        """
+        return merge([self, other])
+
+    def copy(self) -> "BinarySketch":
+        """An independent copy."""
+        return merge([self])
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, BinarySketch) or other.grid != self.grid:
+            return False
+        k1, v1 = self._compact()
+        k2, v2 = other._compact()
+        return bool(np.array_equal(k1, k2) and np.array_equal(v1, v2) and self.counters == other.counters)
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        t = self.table()
+        return (
+            f"BinarySketch(grid={self.grid.describe()}, rows={self.n_rows}, positive={t.P:g}, "
+            f"negative={t.N:g}, occupied_bins={len(t)})"
+        )
+
+    # -- files -------------------------------------------------------------------------------
+    def _parts(self) -> io.SketchParts:
+        keys, values = self._compact()
+        meta = {"created_by": f"streameval {_version()}"}
+        if self._labels.pos_label is not None:
+            meta["pos_label"] = repr(self._labels.pos_label)
+        if self._labels.neg_label is not None:
+            meta["neg_label"] = repr(self._labels.neg_label)
+        return io.SketchParts("binary", self.grid, keys, values, dict(self.counters), meta)
+
+    def to_bytes(self, compress: bool = True) -> bytes:
+        """Serialize in the versioned sketch format (see ``docs/sketch-format.md``)."""
+        return io.encode(self._parts(), compress=compress)
+
+    @classmethod
+    def from_bytes(cls, data: bytes, source: str | None = None) -> "BinarySketch":
+        """Read a sketch written by :meth:`to_bytes`.
+
+        Raises
+        ------
+        SketchFormatError
+            If ``data`` is not a valid sketch (wrong magic, future version, truncated, corrupt).
+        """
+        parts = io.decode(data, source)
+        sketch = cls(parts.grid)
+        sketch._keys, sketch._values = parts.keys, parts.values
+        for name in _INT_COUNTERS:
+            sketch.counters[name] = _counter(parts.counters, name, int, source)
+        for name in _FLOAT_COUNTERS:
+            sketch.counters[name] = _counter(parts.counters, name, float, source)
+        sketch.counters["weighted"] = bool(parts.counters.get("weighted", False))
+        return sketch
+
+    def save(self, path: str | os.PathLike[str]) -> None:
+        """Write the sketch to ``path`` (atomically: a temporary file is renamed into place)."""
+        path = os.fspath(path)
+        tmp = f"{path}.tmp{os.getpid()}"
+        with open(tmp, "wb") as f:
+            f.write(self.to_bytes())
+        os.replace(tmp, path)
+
+    # -- metrics -----------------------------------------------------------------------------
+    def roc_auc(self, max_fpr: float | None = None) -> Estimate:
+        """ROC-AUC, or McClish-standardized partial AUC up to ``max_fpr``; see :func:`streameval.metrics.auc.roc_auc`."""
+        return auc.roc_auc(self.table(), max_fpr)
+
+    def gini(self) -> Estimate:
+        """Gini coefficient ``2 AUC - 1``; see :func:`streameval.metrics.auc.gini`."""
+        return auc.gini(self.table())
+
+    def average_precision(self) -> Estimate:
+        """Average precision with bounds; see :func:`streameval.metrics.auc.average_precision`."""
+        return auc.average_precision(self.table())
+
+    def pr_auc(self, method: str = "trapezoid") -> float:
+        """Trapezoidal area under the PR curve (optimistic); see :func:`streameval.metrics.auc.pr_auc`."""
+        return auc.pr_auc(self.table(), method)
+
+    def roc_curve(self, drop_intermediate: bool = True) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``(fpr, tpr, thresholds)``; see :func:`streameval.metrics.curves.roc_curve`."""
+        return curves.roc_curve(self.table(), drop_intermediate)
+
+    def precision_recall_curve(self, drop_intermediate: bool = False) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``(precision, recall, thresholds)``; see :func:`streameval.metrics.curves.precision_recall_curve`."""
+        return curves.precision_recall_curve(self.table(), drop_intermediate)
+
+    def det_curve(self, drop_intermediate: bool = False) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``(fpr, fnr, thresholds)``; see :func:`streameval.metrics.curves.det_curve`."""
+        return curves.det_curve(self.table(), drop_intermediate)
+
+    def confusion(self, threshold: float) -> Confusion:
+        """Confusion counts and rates at ``threshold`` (positive iff ``score >= threshold``).
+
+        Exact unless the threshold falls inside a bin whose scores straddle it; then the counts
+        are those of the nearest exact threshold, with an :class:`InexactThresholdWarning` and the
+        bounds at the requested threshold (see :class:`Confusion`).
+        """
+        t = float(threshold)
+        key = int(self.grid.bin_index(np.array([t]))[0]) if not math.isnan(t) else -1
+        return confusion_at(self.table(), key, t)
+
+    def equal_error_rate(self) -> ThresholdResult:
+        """EER and its threshold; see :func:`streameval.metrics.thresholds.equal_error_rate`."""
+        return thresholds.equal_error_rate(self.table())
+
+    def ks_statistic(self) -> ThresholdResult:
+        """KS statistic ``max(TPR - FPR)`` and its threshold; see :func:`streameval.metrics.thresholds.ks_statistic`."""
+        return thresholds.ks_statistic(self.table())
+
+    def best_threshold(
+        self, metric: str = "f1", *, beta: float = 1.0, cost_fp: float = 1.0, cost_fn: float = 1.0
+    ) -> ThresholdResult:
+        """Threshold maximizing ``metric``; see :func:`streameval.metrics.thresholds.best_threshold`."""
+        return thresholds.best_threshold(self.table(), metric, beta=beta, cost_fp=cost_fp, cost_fn=cost_fn)
+
+    def threshold_at(
+        self, *, precision: float | None = None, recall: float | None = None, fpr: float | None = None
+    ) -> ThresholdResult | None:
+        """Threshold reaching a target; see :func:`streameval.metrics.thresholds.threshold_at`."""
+        return thresholds.threshold_at(self.table(), precision=precision, recall=recall, fpr=fpr)
+
+    def top_k(self, k: float) -> TopK:
+        """Precision/recall/lift of the ``k`` top-scored rows; see :func:`streameval.metrics.thresholds.top_k`."""
+        return thresholds.top_k(self.table(), k)
+
+    def r_precision(self) -> Estimate:
+        """Precision at ``k = P`` (break-even point); see :func:`streameval.metrics.thresholds.r_precision`."""
+        return thresholds.r_precision(self.table())
+
+    def _sums(self) -> ProbabilitySums:
+        c = self.counters
+        return ProbabilitySums(
+            c["prob_weight"], int(c["n_outside"]), c["brier_sum"], c["log_loss_sum"], kernels.LOG_LOSS_EPS
+        )
+
+    def log_loss(self, eps: float | None = None) -> float:
+        """Mean log loss (exact running sum); see :func:`streameval.metrics.probability.log_loss`."""
+        return probability.log_loss(self._sums(), eps)
+
+    def brier_score(self) -> float:
+        """Brier score (exact running sum); see :func:`streameval.metrics.probability.brier_score`."""
+        return probability.brier_score(self._sums())
+
+    def calibration_curve(self, n_bins: int = 10) -> CalibrationCurve:
+        """Reliability curve and ECE; see :func:`streameval.metrics.probability.calibration_curve`."""
+        return probability.calibration_curve(self.table(), n_bins)
+
+    def expected_calibration_error(self, n_bins: int = 10) -> float:
+        """Expected calibration error over ``n_bins`` equal-width bins."""
+        return self.calibration_curve(n_bins).ece
+
+
+def _counter(counters: dict[str, Any], name: str, kind: type, source: str | None) -> Any:
+    from .errors import SketchFormatError
+
+    value = counters.get(name, 0)
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or (kind is int and not isinstance(value, int)):
+        raise SketchFormatError(f"{source + ': ' if source else ''}counter {name!r} has bad value {value!r}")
+    if not math.isfinite(value) or (name != "log_loss_sum" and value < 0):
+        raise SketchFormatError(f"{source + ': ' if source else ''}counter {name!r} has bad value {value!r}")
+    return kind(value)
+
+
+def merge(sketches: Iterable[BinarySketch]) -> BinarySketch:
+    """Merge any number of sketches on one grid into a new sketch; the inputs are unchanged.
+
+    Merging is associative and commutative, and an empty sketch is its identity (counts and
+    min/max exactly; floating-point sums up to rounding).
+
+    Raises
+    ------
+    ValueError
+        If no sketch is given.
+    IncompatibleGridError
+        If the grids differ.
+    """
+    it = iter(sketches)
+    try:
+        first = next(it)
+    except StopIteration:
+        raise ValueError("merge() needs at least one sketch") from None
+    if not isinstance(first, BinarySketch):
+        raise InputTypeError(f"can only merge BinarySketch objects, got {type(first).__name__}")
+    out = BinarySketch(first.grid)
+    out._labels = LabelEncoder(first._labels.pos_label, first._labels.neg_label)
+    dense = kernels.empty_state(first.grid.n_bins)
+    for s in (first, *it):
+        first._check_compatible(s)
+        keys, values = s._compact()
+        if keys.size:
+            kernels.merge_into(dense, keys, values)
+        for name in (*_INT_COUNTERS, *_FLOAT_COUNTERS):
+            out.counters[name] += s.counters[name]
+        out.counters["weighted"] = bool(out.counters["weighted"] or s.counters["weighted"])
+    out._keys, out._values = kernels.compact(dense)
+    return out
+
+
+def load(path: str | os.PathLike[str]) -> BinarySketch:
+    """Read a sketch file written by :meth:`BinarySketch.save`.
+
+    Raises
+    ------
+    FileNotFoundError
+        If the file does not exist.
+    SketchFormatError
+        If it is not a valid sketch file; the message names the file.
+    """
+    path = os.fspath(path)
+    with open(path, "rb") as f:
+        data = f.read()
+    return BinarySketch.from_bytes(data, source=path)
