@@ -80,6 +80,15 @@ def clean_scores(scores: np.ndarray, row_offset: int, nan_policy: str) -> tuple[
         If a score is NaN or null and ``nan_policy="raise"``.
     """
     if scores.dtype.kind == "O":
+        # NumPy's object->float cast parses strings ("0.5" -> 0.5), which would let a pandas/object
+        # column of text through while a str array is rejected; refuse text consistently.
+        text = np.fromiter((isinstance(v, (str, bytes)) for v in scores), dtype=bool, count=scores.shape[0])
+        if text.any():
+            bad = _first(text)
+            raise InputTypeError(
+                f"y_score must be numeric, got text in {int(np.count_nonzero(text))} row(s); row "
+                f"{row_offset + bad} holds {scores[bad]!r}; convert the column to numbers first"
+            )
         try:
             scores = scores.astype(np.float64)
         except (TypeError, ValueError):
@@ -131,7 +140,7 @@ def clean_weights(weights: np.ndarray, n: int, row_offset: int) -> npt.NDArray[n
         first = _first(bad)
         raise InputError(
             f"sample_weight has {int(np.count_nonzero(bad))} negative, NaN, infinite or null "
-            f"value(s), first {w[first]!r} at row {row_offset + first}; weights must be finite "
+            f"value(s), first {float(w[first])!r} at row {row_offset + first}; weights must be finite "
             "and >= 0"
         )
     return w
@@ -170,6 +179,15 @@ class LabelEncoder:
             self._note_negative(False, y, row_offset)
             return np.ascontiguousarray(y).view(np.uint8)
         if kind not in "iuf":
+            if kind == "O":
+                # Arrow/Polars bool columns with nulls arrive as objects with None: report the
+                # nulls as such rather than as "non-numeric labels".
+                null = _null_mask(y)
+                if null.any():
+                    raise InputError(
+                        f"y_true has {int(np.count_nonzero(null))} null label(s), first at row "
+                        f"{row_offset + _first(null)}; drop or fill those rows first"
+                    )
             if kind == "O" and _all_bool(y):
                 return self._encode_default(y.astype(bool), row_offset)
             sample = ", ".join(repr(v) for v in _distinct_sample(y))
@@ -198,7 +216,7 @@ class LabelEncoder:
             first = _first(bad)
             raise InputError(
                 f"y_true has {int(np.count_nonzero(bad))} label(s) outside {{0, 1}} / {{-1, 1}}, "
-                f"first {y[first]!r} at row {row_offset + first}; labels must be binary (bool, "
+                f"first {_py(y[first])!r} at row {row_offset + first}; labels must be binary (bool, "
                 "0/1 or -1/1), or pass pos_label=... for other codings"
             )
         if zero.any() and minus.any():
@@ -220,7 +238,7 @@ class LabelEncoder:
                 f"{row_offset + _first(nan)}; drop or fill those rows first"
             )
         if y.dtype.kind == "O":
-            null = np.fromiter((v is None for v in y), dtype=bool, count=y.shape[0])
+            null = _null_mask(y)
             if null.any():
                 raise InputError(
                     f"y_true has {int(np.count_nonzero(null))} null label(s), first at row "
@@ -238,20 +256,36 @@ class LabelEncoder:
                 k = int(neg_idx[_first(np.asarray(other))])
                 raise InputError(
                     f"y_true has more than two values with pos_label={self.pos_label!r}: "
-                    f"{neg_value!r} (row {row_offset + first}) and {y[k]!r} (row {row_offset + k}); "
+                    f"{_py(neg_value)!r} (row {row_offset + first}) and {_py(y[k])!r} (row {row_offset + k}); "
                     "labels must be binary"
                 )
             self._note_negative(_py(neg_value), y, row_offset, first)
         return np.ascontiguousarray(pos).view(np.uint8)
 
     def _note_negative(self, value: Any, y: np.ndarray, row_offset: int, at: int = 0) -> None:
-        if self.neg_label is None:
+        # False is compatible with both 0 and -1, so a bool chunk must not pin the coding: the
+        # first numeric negative replaces it. (Keeping False let bool, then -1/1, then 0/1 chunks
+        # mix 0 and -1 without an error.)
+        if self.neg_label is None or (isinstance(self.neg_label, bool) and not isinstance(value, bool)):
             self.neg_label = value
         elif self.neg_label != value and not (isinstance(value, bool) or isinstance(self.neg_label, bool)):
             raise InputError(
                 f"y_true's negative class changed: earlier rows used {self.neg_label!r}, row "
                 f"{row_offset + at} uses {value!r}; labels must take the same two values throughout"
             )
+
+
+def _is_null(v: Any) -> bool:
+    # None (Arrow, Polars), NaN (pandas' "str" dtype stores missing text as NaN), pd.NA / NaT.
+    if v is None:
+        return True
+    if isinstance(v, (float, np.floating)):
+        return bool(v != v)
+    return type(v).__name__ in ("NAType", "NaTType")
+
+
+def _null_mask(y: np.ndarray) -> npt.NDArray[np.bool_]:
+    return np.fromiter((_is_null(v) for v in y), dtype=bool, count=y.shape[0])
 
 
 def _py(v: Any) -> Any:

@@ -29,7 +29,7 @@ import numpy as np
 
 from .errors import SketchFormatError
 from .grid import Grid, grid_from_spec
-from .kernels import MAX, MIN, N_FIELDS, W
+from .kernels import MAX, MIN, N_FIELDS, SUM, W
 
 MAGIC = b"\x89SEVSK\r\n"
 FORMAT_VERSION = 1
@@ -123,27 +123,37 @@ def decode(data: bytes, source: str | None = None) -> SketchParts:
         raise _fail("checksum mismatch: the file is corrupt", source)
     try:
         header = json.loads(data[_PREFIX.size:off].decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:  # deep nesting too
         raise _fail(f"unreadable header ({exc})", source) from None
     if not isinstance(header, dict):
         raise _fail("header is not a JSON object", source)
     try:
         kind = header["sketch"]
         grid = grid_from_spec(header["grid"])
-        k = int(header["n_bins"])
+        k = header["n_bins"]
         counters = dict(header["counters"])
         meta = dict(header.get("meta", {}))
-    except (KeyError, TypeError, ValueError) as exc:
+    except (KeyError, TypeError, ValueError, OverflowError) as exc:
+        # OverflowError: a grid parameter of Infinity (json accepts it) reaches int(); it must
+        # still be reported as a format error.
         raise _fail(f"bad header field ({exc})", source) from None
+    # int(header["n_bins"]) accepted 3.7, "5" and true; the count of stored bins must be an
+    # integer, and at most the grid's size (checked before decompressing anything).
+    if isinstance(k, bool) or not isinstance(k, int) or not 0 <= k <= grid.n_bins:
+        raise _fail(f"bad header field n_bins={k!r}: need an integer in [0, {grid.n_bins}]", source)
     if kind != "binary":
         raise _fail(f"unknown sketch kind {kind!r}", source)
     payload = data[off + 8:end]
     if flags & FLAG_ZLIB:
         try:
-            payload = zlib.decompress(payload)
+            # Bounded: a crafted payload must not inflate to more than the k bins it claims.
+            inflater = zlib.decompressobj()
+            payload = inflater.decompress(payload, k * (4 + 2 * N_FIELDS * 8) + 1)
+            if not inflater.eof:
+                raise _fail("payload is longer than its header says, or incomplete", source)
         except zlib.error as exc:
             raise _fail(f"payload does not decompress ({exc})", source) from None
-    if k < 0 or len(payload) != k * (4 + 2 * N_FIELDS * 8):
+    if len(payload) != k * (4 + 2 * N_FIELDS * 8):
         raise _fail(f"payload holds {len(payload)} bytes, {k} bins need {k * (4 + 2 * N_FIELDS * 8)}", source)
     keys = np.cumsum(np.frombuffer(payload, dtype="<u4", count=k).astype(np.int64))
     values = np.frombuffer(payload, dtype="<f8", offset=4 * k).reshape(k, 2, N_FIELDS).astype(np.float64)
@@ -163,6 +173,10 @@ def _validate(grid: Grid, keys: np.ndarray, values: np.ndarray, source: str | No
     lo, hi = values[:, :, MIN], values[:, :, MAX]
     if np.any(filled & ~(lo <= hi)) or np.any(np.isnan(values)):
         raise _fail("a bin's min/max are inconsistent", source)
+    # An empty class cell must be exactly [0, +inf, -inf, 0]: merging takes min/max over cells
+    # whatever their weight, so a stray min in an empty cell would corrupt merged sketches.
+    if np.any(~filled & ((lo != np.inf) | (hi != -np.inf) | (values[:, :, SUM] != 0))):
+        raise _fail("an empty class cell of a stored bin holds a min, max or sum", source)
     if np.any(filled & (grid.bin_index(np.where(filled, lo, 0.0)) != keys[:, None])) or np.any(
         filled & (grid.bin_index(np.where(filled, hi, 0.0)) != keys[:, None])
     ):

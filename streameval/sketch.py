@@ -264,10 +264,10 @@ class BinarySketch:
     def _parts(self) -> io.SketchParts:
         keys, values = self._compact()
         meta = {"created_by": f"streameval {_version()}"}
-        if self._labels.pos_label is not None:
-            meta["pos_label"] = repr(self._labels.pos_label)
-        if self._labels.neg_label is not None:
-            meta["neg_label"] = repr(self._labels.neg_label)
+        for name in ("pos_label", "neg_label"):
+            value = getattr(self._labels, name)
+            if value is not None:
+                meta[name] = value if isinstance(value, (bool, int, float, str)) else repr(value)
         return io.SketchParts("binary", self.grid, keys, values, dict(self.counters), meta)
 
     def to_bytes(self, compress: bool = True) -> bytes:
@@ -285,6 +285,7 @@ class BinarySketch:
         """
         parts = io.decode(data, source)
         sketch = cls(parts.grid)
+        sketch._labels = LabelEncoder(parts.meta.get("pos_label"), parts.meta.get("neg_label"))
         sketch._keys, sketch._values = parts.keys, parts.values
         for name in _INT_COUNTERS:
             sketch.counters[name] = _counter(parts.counters, name, int, source)

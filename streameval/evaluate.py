@@ -1,0 +1,294 @@
+"""evaluate(): the one glue from a source to a sketch to a :class:`~streameval.report.Report`.
+
+The reading loop is :func:`_consume`: it takes chunks from a :class:`~streameval.sources.Source` and
+feeds them to :meth:`BinarySketch.update`, nothing else (progress goes through a callback), so it
+can be swapped for a parallel version without touching the rest.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import re
+import time
+from typing import Any, Callable, Iterable, Sequence
+
+from .errors import InputError
+from .grid import Grid, parse_grid
+from .progress import progress_callback
+from .report import Report
+from .sketch import BinarySketch
+from .sources import DEFAULT_BATCH_ROWS, LABEL, SCORE, WEIGHT, Chunk, Source, open_source
+
+__all__ = ["evaluate", "sketch_source", "EmptyInputError"]
+
+
+class EmptyInputError(InputError):
+    """The source delivered no rows (empty files, or a filter that matched nothing)."""
+
+
+def _coerce_pos_label(pos_label: Any, arrow_type: Any) -> Any:
+    """Give a textual ``pos_label`` (from the command line) the type of the label column."""
+    import pyarrow as pa
+
+    if not isinstance(pos_label, str):
+        return pos_label
+    text = pos_label.strip()
+    try:
+        if pa.types.is_boolean(arrow_type):
+            if text.lower() in ("true", "1", "yes"):
+                return True
+            if text.lower() in ("false", "0", "no"):
+                return False
+            raise ValueError(text)
+        if pa.types.is_integer(arrow_type):
+            return int(text)
+        if pa.types.is_floating(arrow_type) or pa.types.is_decimal(arrow_type):
+            return float(text)
+    except ValueError:
+        raise InputError(
+            f"pos_label {pos_label!r} cannot be compared with the label column of type {arrow_type}"
+        ) from None
+    return pos_label
+
+
+def _as_numpy_ready(batch: Any) -> tuple[Any, Any, Any]:
+    """(label, score, weight) arrays of a batch; decimals become float64 (DuckDB's numeric literals)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    def col(name: str) -> Any:
+        a = batch.column(name)
+        if pa.types.is_decimal(a.type) or (name != LABEL and pa.types.is_integer(a.type)):
+            a = pc.cast(a, pa.float64())
+        return a
+
+    weight = col(WEIGHT) if WEIGHT in batch.schema.names else None
+    return batch.column(LABEL), col(SCORE), weight
+
+
+_ROW = re.compile(r"\brow (\d+)\b")
+_ARG_NAMES = {"y_true": LABEL, "y_score": SCORE, "sample_weight": WEIGHT}
+
+
+def _locate(exc: InputError, chunk: Chunk, stream_row: int, columns: dict[str, str]) -> InputError:
+    """Re-word a sketch error for a user of this source: name the file, column and row in the file."""
+    msg = str(exc)
+    for arg, alias in _ARG_NAMES.items():
+        if msg.startswith(arg) and alias in columns:
+            msg = f"{alias} {columns[alias]!r}" + msg[len(arg):]
+            break
+
+    def in_origin(m: re.Match[str]) -> str:
+        local = int(m.group(1)) - stream_row + chunk.origin_row
+        return f"row {local}"
+
+    msg = _ROW.sub(in_origin, msg)
+    if msg.startswith(f"{LABEL} ") and any(k in msg for k in ("outside {0, 1}", "non-numeric", "more than two", "three label")):
+        msg += f"; label values seen: {_label_examples(chunk.batch)}"
+    return type(exc)(f"{chunk.origin}: {msg}")
+
+
+def _label_examples(batch: Any, k: int = 5) -> str:
+    import pyarrow.compute as pc
+
+    counts = pc.value_counts(batch.column(LABEL)).to_pylist()
+    counts.sort(key=lambda d: -d["counts"])
+    shown = ", ".join(f"{d['values']!r} ({d['counts']:,} rows)" for d in counts[:k])
+    return shown + (f", and {len(counts) - k} more" if len(counts) > k else "")
+
+
+def _consume(
+    chunks: Iterable[Chunk],
+    sketch: BinarySketch,
+    *,
+    columns: dict[str, str],
+    pos_label: Any = None,
+    nan_policy: str = "raise",
+    on_rows: Callable[[int], None] | None = None,
+) -> int:
+    """Feed every chunk to ``sketch.update``; return the number of rows read."""
+    n = 0
+    for chunk in chunks:
+        y, s, w = _as_numpy_ready(chunk.batch)
+        if n == 0 and pos_label is not None:
+            pos_label = _coerce_pos_label(pos_label, y.type)
+        start = sketch.n_rows
+        try:
+            sketch.update(y, s, w, pos_label=pos_label, nan_policy=nan_policy)
+        except InputError as exc:
+            raise _locate(exc, chunk, start, columns) from None
+        n += chunk.batch.num_rows
+        if on_rows is not None:
+            on_rows(chunk.batch.num_rows)
+    return n
+
+
+def _grid(grid: Grid | str | None) -> Grid | None:
+    if isinstance(grid, str):
+        return parse_grid(grid)
+    return grid
+
+
+def sketch_source(
+    source: Any,
+    *,
+    score: str,
+    label: str,
+    weight: str | None = None,
+    grid: Grid | str | None = None,
+    pos_label: Any = None,
+    where: str | None = None,
+    sql: str | None = None,
+    table: str | None = None,
+    nan_policy: str = "raise",
+    batch_rows: int = DEFAULT_BATCH_ROWS,
+    progress: bool | Callable[[int, int | None], None] | None = False,
+) -> tuple[BinarySketch, dict[str, Any]]:
+    """Read a source into a sketch; return the sketch and the provenance of the run.
+
+    Takes the same parameters as :func:`evaluate` (except ``thresholds``); use it to build
+    per-shard sketches to save and merge later.
+
+    Returns
+    -------
+    sketch : BinarySketch
+    provenance : dict
+        ``source``, ``source_kind``, ``engine``, ``files``, ``score``, ``label``, ``weight``,
+        ``pos_label``, ``where``, ``sql``, ``rows_read``, ``rows_skipped``, ``started_at``,
+        ``elapsed_seconds``.
+
+    Raises
+    ------
+    EmptyInputError
+        If the source holds no rows (after ``where``).
+    SourceError, InputError, InputTypeError
+        See :func:`evaluate`.
+    """
+    started = _dt.datetime.now(_dt.timezone.utc)
+    t0 = time.perf_counter()
+    src: Source = open_source(
+        source, score=score, label=label, weight=weight, where=where, sql=sql, table=table, batch_rows=batch_rows
+    )
+    columns = {SCORE: score, LABEL: label, **({WEIGHT: weight} if weight is not None else {})}
+    sketch = BinarySketch(_grid(grid))
+    with progress_callback(progress, src.total_rows, src.description) as on_rows:
+        rows = _consume(src.chunks(), sketch, columns=columns, pos_label=pos_label, nan_policy=nan_policy,
+                        on_rows=on_rows)
+    if rows == 0:
+        raise EmptyInputError(
+            f"{src.description}: no rows to evaluate"
+            + (f" (the filter {where!r} matched none)" if where else " (the input is empty)")
+        )
+    elapsed = time.perf_counter() - t0
+    provenance = {
+        "source": src.description,
+        "source_kind": src.kind,
+        "engine": src.engine,
+        "files": src.files[:1000],
+        "n_files": len(src.files),
+        "score": score,
+        "label": label,
+        "weight": weight,
+        "pos_label": None if pos_label is None else str(pos_label),
+        "where": where,
+        "sql": sql,
+        "table": table,
+        "rows_read": rows,
+        "rows_skipped": {"nan_score": int(sketch.counters["n_nan"])},
+        "started_at": started.isoformat(timespec="seconds"),
+        "elapsed_seconds": round(elapsed, 6),
+    }
+    return sketch, provenance
+
+
+def evaluate(
+    source: Any,
+    *,
+    score: str,
+    label: str,
+    weight: str | None = None,
+    grid: Grid | str | None = None,
+    pos_label: Any = None,
+    where: str | None = None,
+    sql: str | None = None,
+    table: str | None = None,
+    thresholds: Sequence[float] | None = None,
+    nan_policy: str = "raise",
+    batch_rows: int = DEFAULT_BATCH_ROWS,
+    progress: bool | Callable[[int, int | None], None] | None = False,
+) -> Report:
+    """Evaluate a binary classifier's prediction log, streaming it batch by batch.
+
+    Parameters
+    ----------
+    source : path, directory, glob, list of paths, or data object
+        Parquet, CSV (``.csv``/``.csv.gz``), Arrow IPC/Feather or NDJSON files (hive-partitioned
+        directories included); a ``.duckdb`` file (with ``table`` or ``sql``); ``None`` with
+        ``sql`` (in-memory DuckDB); a DuckDB connection or relation; a Polars ``LazyFrame`` or
+        ``DataFrame``; a pandas ``DataFrame``; a ``pyarrow.Table`` or ``RecordBatchReader``; a
+        mapping of column name to 1-D NumPy array (or a structured array); any iterable of
+        ``pyarrow.RecordBatch``. See :func:`streameval.sources.open_source`.
+    score : str
+        Score column, or an SQL expression over the columns (higher = more positive).
+    label : str
+        Label column, or an SQL expression such as ``"status = 'fraud'"`` (true = positive).
+        Labels must be bool, 0/1 or -1/1 unless ``pos_label`` is given.
+    weight : str, optional
+        Sample-weight column or expression (finite, >= 0).
+    grid : Grid or str, optional
+        Binning grid, or its string form (``"probability"``, ``"linear:300:851:551"``, ...).
+        Default :data:`streameval.DEFAULT_GRID`, for probabilities.
+    pos_label : scalar, optional
+        The positive label value (a string is converted to the label column's type).
+    where : str, optional
+        SQL filter on the rows (through DuckDB, or Polars SQL for Polars sources).
+    sql : str, optional
+        A DuckDB query producing the rows; over files, the files are the view ``data``.
+    table : str, optional
+        Table of a DuckDB database or connection.
+    thresholds : sequence of float, optional
+        Thresholds for confusion counts; default ``[0.5]`` when scores are probabilities.
+    nan_policy : {"raise", "skip"}, default "raise"
+        NaN/null scores raise, or are skipped and counted in ``provenance["rows_skipped"]``.
+    batch_rows : int, default 1,048,576
+        Rows per batch: peak memory is a few batches, whatever the number of rows.
+    progress : bool or callable, default False
+        ``True`` shows a progress bar on stderr when it is a terminal; a callable
+        ``f(rows_done, total_rows_or_None)`` is called after each batch.
+
+    Returns
+    -------
+    Report
+        ``report.sketch`` (the sketch), ``report.metrics`` (values with bounds),
+        ``report.confusion`` and ``report.provenance`` (source, rows read/skipped, grid, version,
+        time taken).
+
+    Raises
+    ------
+    SourceError
+        Missing file or column (the message lists the available columns), unknown format, or an
+        expression/query the engine rejects.
+    InputError
+        Bad data: non-binary or null labels (with examples), NaN scores (with
+        ``nan_policy="raise"``), negative weights; the message names the file, column and row.
+    EmptyInputError
+        No rows.
+    InputTypeError
+        A source of an unsupported type.
+
+    Examples
+    --------
+    >>> import numpy as np, streameval
+    >>> r = streameval.evaluate({"p": np.array([0.1, 0.4, 0.35, 0.8]), "y": np.array([0, 0, 1, 1])},
+    ...                         score="p", label="y")
+    >>> r.metrics["roc_auc"]["value"]
+    0.75
+    """
+    sketch, provenance = sketch_source(
+        source, score=score, label=label, weight=weight, grid=grid, pos_label=pos_label, where=where,
+        sql=sql, table=table, nan_policy=nan_policy, batch_rows=batch_rows, progress=progress,
+    )
+    t0 = time.perf_counter()
+    report = Report.from_sketch(sketch, thresholds=thresholds, provenance=provenance)
+    report.provenance["metrics_seconds"] = round(time.perf_counter() - t0, 6)
+    return report

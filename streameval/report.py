@@ -1,0 +1,394 @@
+"""Report: a sketch's headline metrics with their bounds, plus provenance, and its renderings.
+
+A :class:`Report` is computed once from a sketch (:meth:`Report.from_sketch`) into plain,
+JSON-ready values; JSON, Markdown and the terminal table are all renderings of those same values,
+so the formats never disagree. The JSON layout is a stable, versioned schema documented in
+``docs/report-schema.md`` (``schema_version`` changes only when a field changes meaning or goes
+away; new fields may be added within a version).
+
+Every metric is a dict ``{"value", "lower", "upper", "exact"}``: ``lower``/``upper`` bound the exact
+value (what scikit-learn computes on the raw rows) when it is not exact; they are ``null`` for the
+few metrics without a rigorous interval (PR-AUC by trapezoids, ECE), which then say ``"exact":
+false`` and are shown as ``~value``. Undefined values (for example ROC-AUC with one class) are
+``null`` in JSON and ``n/a`` on screen, with a note saying why.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import warnings
+from dataclasses import dataclass, field
+from typing import Any, Callable, Sequence
+
+from .errors import InexactThresholdWarning, UndefinedMetricWarning
+from .metrics.estimate import Estimate
+from .sketch import BinarySketch
+
+__all__ = ["Report", "SCHEMA_VERSION", "METRIC_LABELS"]
+
+SCHEMA = "streameval.report"
+SCHEMA_VERSION = 1
+PARTIAL_AUC_MAX_FPR = 0.1
+CALIBRATION_BINS = 10
+
+# JSON key -> label on screen, in display order.
+METRIC_LABELS: dict[str, str] = {
+    "n_rows": "rows",
+    "positives": "positives",
+    "negatives": "negatives",
+    "prevalence": "prevalence",
+    "roc_auc": "ROC AUC",
+    "partial_roc_auc": f"partial ROC AUC (FPR <= {PARTIAL_AUC_MAX_FPR:g}, McClish)",
+    "gini": "Gini",
+    "average_precision": "average precision",
+    "pr_auc": "PR AUC (trapezoid)",
+    "log_loss": "log loss",
+    "brier": "Brier score",
+    "ece": f"ECE ({CALIBRATION_BINS} bins)",
+    "ks": "KS statistic",
+    "eer": "equal error rate",
+    "best_f1": "best F1",
+}
+_CONFUSION_COLUMNS = ("tp", "fp", "fn", "tn", "precision", "recall", "f1", "fpr", "accuracy")
+
+
+def _clean(x: Any) -> Any:
+    """Recursively turn NaN/inf into None and NumPy scalars into Python ones (strict JSON)."""
+    if isinstance(x, dict):
+        return {k: _clean(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [_clean(v) for v in x]
+    if hasattr(x, "item") and not isinstance(x, (str, bytes)):
+        x = x.item()
+    if isinstance(x, float) and not math.isfinite(x):
+        return None
+    return x
+
+
+def _est(e: Estimate) -> dict[str, Any]:
+    return _clean({"value": e.value, "lower": e.lower, "upper": e.upper, "exact": bool(e.exact)})
+
+
+def _exact(x: float) -> dict[str, Any]:
+    return _est(Estimate.point(x))
+
+
+def _approx(x: float, exact: bool) -> dict[str, Any]:
+    """A number without a rigorous interval: exact or not, no bounds."""
+    if exact:
+        return _exact(x)
+    return _clean({"value": x, "lower": None, "upper": None, "exact": False})
+
+
+def _undefined() -> dict[str, Any]:
+    return {"value": None, "lower": None, "upper": None, "exact": True}
+
+
+def compute_metrics(
+    sketch: BinarySketch, thresholds: Sequence[float] | None = None
+) -> tuple[dict[str, Any], list[dict[str, Any]], list[str]]:
+    """The report's metrics, confusion tables and notes, as JSON-ready values.
+
+    Parameters
+    ----------
+    sketch : BinarySketch
+    thresholds : sequence of float, optional
+        Thresholds for confusion counts; default ``[0.5]`` when every score lies in [0, 1], none
+        otherwise.
+
+    Returns
+    -------
+    metrics : dict
+        Keys of :data:`METRIC_LABELS`.
+    confusion : list of dict
+        One entry per threshold (see ``docs/report-schema.md``).
+    notes : list of str
+        Why a metric is undefined or inexact (warnings raised while computing).
+    """
+    notes: list[str] = []
+    t = sketch.table()
+    P, N = t.P, t.N
+    total = P + N
+    m: dict[str, Any] = {
+        "n_rows": sketch.n_rows,
+        "positives": _exact(P),
+        "negatives": _exact(N),
+        "prevalence": _exact(P / total) if total > 0 else _undefined(),
+    }
+    pure = bool(len(t) == 0 or t.pure.all())
+
+    def guarded(key: str, fn: Callable[[], dict[str, Any]]) -> None:
+        try:
+            m[key] = fn()
+        except ValueError as exc:
+            m[key] = _undefined()
+            notes.append(f"{METRIC_LABELS[key]}: {exc}")
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        guarded("roc_auc", lambda: _est(sketch.roc_auc()))
+        guarded("partial_roc_auc", lambda: {**_est(sketch.roc_auc(PARTIAL_AUC_MAX_FPR)), "max_fpr": PARTIAL_AUC_MAX_FPR})
+        guarded("gini", lambda: _est(sketch.gini()))
+        guarded("average_precision", lambda: _est(sketch.average_precision()))
+        guarded("pr_auc", lambda: _approx(sketch.pr_auc(), pure))
+        guarded("log_loss", lambda: _exact(sketch.log_loss()))
+        guarded("brier", lambda: _exact(sketch.brier_score()))
+
+        def ece() -> dict[str, Any]:
+            if sketch.counters["n_outside"]:
+                raise ValueError("scores outside [0, 1] are not probabilities")
+            curve = sketch.calibration_curve(CALIBRATION_BINS)
+            return {**_approx(curve.ece, curve.exact), "n_bins": CALIBRATION_BINS}
+
+        guarded("ece", ece)
+
+        def with_threshold(result: Any) -> dict[str, Any]:
+            return {**_est(result.value), "threshold": _clean(result.threshold)}
+
+        guarded("ks", lambda: with_threshold(sketch.ks_statistic()))
+        guarded("eer", lambda: with_threshold(sketch.equal_error_rate()))
+
+        def best_f1() -> dict[str, Any]:
+            r = sketch.best_threshold("f1")
+            return {**_est(r.value), "threshold": _clean(r.threshold), "confusion": _confusion(r.confusion)}
+
+        guarded("best_f1", best_f1)
+
+        if thresholds is None:
+            thresholds = [0.5] if total > 0 and sketch.counters["n_outside"] == 0 else []
+        confusion = [_confusion(sketch.confusion(float(th))) for th in thresholds] if total > 0 else []
+    for w in caught:
+        if issubclass(w.category, (UndefinedMetricWarning, InexactThresholdWarning)):
+            text = str(w.message)
+            if text not in notes:
+                notes.append(text)
+    return m, confusion, notes
+
+
+def _confusion(c: Any) -> dict[str, Any]:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return _clean(c.to_dict())
+
+
+@dataclass
+class Report:
+    """The result of an evaluation: the sketch, its metrics with bounds, and provenance.
+
+    Attributes
+    ----------
+    sketch : BinarySketch
+        The merged sketch (save it with ``report.sketch.save(path)`` to merge or re-report later).
+    metrics : dict
+        Metric name -> ``{"value", "lower", "upper", "exact", ...}`` (see ``docs/report-schema.md``).
+    confusion : list of dict
+        Confusion counts and rates at each requested threshold.
+    provenance : dict
+        Where the numbers come from: source, rows read and skipped, grid, version, timing.
+    notes : list of str
+        Why a metric is undefined or inexact.
+    """
+
+    sketch: BinarySketch
+    metrics: dict[str, Any]
+    confusion: list[dict[str, Any]] = field(default_factory=list)
+    provenance: dict[str, Any] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+
+    @classmethod
+    def from_sketch(
+        cls,
+        sketch: BinarySketch,
+        *,
+        thresholds: Sequence[float] | None = None,
+        provenance: dict[str, Any] | None = None,
+    ) -> "Report":
+        """Compute the report of a sketch.
+
+        Parameters
+        ----------
+        sketch : BinarySketch
+        thresholds : sequence of float, optional
+            Thresholds for confusion counts (positive iff ``score >= threshold``). Default
+            ``[0.5]`` when the scores are probabilities (all in [0, 1]), else none.
+        provenance : dict, optional
+            Source information to carry; the grid, row counters and version are filled in.
+
+        Returns
+        -------
+        Report
+        """
+        from . import __version__
+
+        metrics, confusion, notes = compute_metrics(sketch, thresholds)
+        prov = dict(provenance or {})
+        c = sketch.counters
+        prov.setdefault("source", None)
+        prov.setdefault("rows_read", sketch.n_rows)
+        prov.setdefault("rows_skipped", {"nan_score": int(c["n_nan"])})
+        prov["rows_zero_weight"] = int(c["n_zero_weight"])
+        prov["rows_outside_0_1"] = int(c["n_outside"])
+        prov["weighted"] = bool(c["weighted"])
+        prov["grid"] = sketch.grid.spec()
+        prov["grid_description"] = sketch.grid.describe()
+        prov["occupied_bins"] = sketch.n_occupied_bins
+        prov.setdefault("streameval_version", __version__)
+        return cls(sketch, metrics, confusion, _clean(prov), notes)
+
+    # -- renderings ---------------------------------------------------------------------------
+    def to_dict(self) -> dict[str, Any]:
+        """The report as JSON-ready values, in the schema of ``docs/report-schema.md``."""
+        return {
+            "schema": SCHEMA,
+            "schema_version": SCHEMA_VERSION,
+            "metrics": self.metrics,
+            "thresholds": self.confusion,
+            "provenance": self.provenance,
+            "notes": list(self.notes),
+        }
+
+    def to_json(self, indent: int | None = 2) -> str:
+        """The report as strict JSON (no NaN: undefined values are ``null``)."""
+        return json.dumps(self.to_dict(), indent=indent, allow_nan=False)
+
+    def rows(self) -> list[tuple[str, str]]:
+        """``(label, formatted value)`` pairs for the headline metrics, in display order."""
+        out = []
+        for key, label in METRIC_LABELS.items():
+            if key not in self.metrics:
+                continue
+            v = self.metrics[key]
+            text = format_metric(v)
+            if isinstance(v, dict) and v.get("threshold") is not None:
+                text += f"  at threshold {_num(v['threshold'])}"
+            out.append((label, text))
+        return out
+
+    def confusion_rows(self) -> list[list[str]]:
+        """One row of formatted cells per threshold: threshold, then :data:`_CONFUSION_COLUMNS`."""
+        rows = []
+        for c in self.confusion:
+            th = _num(c["requested_threshold"])
+            if not c["exact"]:
+                th += f" (counts at {_num(c['threshold'])})"
+            cells = [th]
+            for name in _CONFUSION_COLUMNS:
+                cell = _num(c.get(name))
+                if not c["exact"] and name in ("tp", "fp"):
+                    lo, hi = c[f"{name}_bounds"]
+                    cell += f" [{_num(lo)}, {_num(hi)}]"
+                cells.append(cell)
+            rows.append(cells)
+        return rows
+
+    def provenance_rows(self) -> list[tuple[str, str]]:
+        """``(label, text)`` pairs summarizing provenance."""
+        p = self.provenance
+        out = []
+        if p.get("source"):
+            out.append(("source", str(p["source"])))
+        for key in ("score", "label", "weight", "pos_label", "where", "sql"):
+            if p.get(key) is not None:
+                out.append((key, str(p[key])))
+        out.append(("rows read", f"{p.get('rows_read', 0):,}"))
+        skipped = {k: v for k, v in (p.get("rows_skipped") or {}).items() if v}
+        if skipped:
+            out.append(("rows skipped", ", ".join(f"{v:,} ({k.replace('_', ' ')})" for k, v in skipped.items())))
+        out.append(("grid", str(p.get("grid_description"))))
+        if p.get("elapsed_seconds") is not None:
+            rate = p.get("rows_read", 0) / p["elapsed_seconds"] if p["elapsed_seconds"] > 0 else 0
+            out.append(("time", f"{p['elapsed_seconds']:.2f} s ({rate:,.0f} rows/s)"))
+        out.append(("streameval", str(p.get("streameval_version"))))
+        return out
+
+    def to_markdown(self) -> str:
+        """The report as GitHub-flavoured Markdown."""
+        lines = ["## streameval report", "", "| metric | value |", "|---|---|"]
+        lines += [f"| {label} | {text} |" for label, text in self.rows()]
+        if self.confusion:
+            head = ["threshold", *_CONFUSION_COLUMNS]
+            lines += ["", "### Confusion at thresholds", "", "| " + " | ".join(head) + " |",
+                      "|" + "---|" * len(head)]
+            lines += ["| " + " | ".join(r) + " |" for r in self.confusion_rows()]
+        lines += ["", "### Provenance", "", "| | |", "|---|---|"]
+        lines += [f"| {k} | {_md_escape(v)} |" for k, v in self.provenance_rows()]
+        if self.notes:
+            lines += ["", "### Notes", ""] + [f"- {n}" for n in self.notes]
+        lines.append("")
+        lines.append("Intervals `value [lower, upper]` contain the exact value; `~` marks a value without an interval.")
+        return "\n".join(lines) + "\n"
+
+    def __rich_console__(self, console: Any, options: Any) -> Any:
+        from rich.table import Table
+
+        t = Table(title="streameval report", show_header=True, header_style="bold")
+        t.add_column("metric")
+        t.add_column("value [lower, upper]", overflow="fold")
+        for label, text in self.rows():
+            t.add_row(label, text)
+        yield t
+        if self.confusion:
+            ct = Table(title="confusion at thresholds (positive iff score >= threshold)", header_style="bold")
+            for name in ("threshold", *_CONFUSION_COLUMNS):
+                ct.add_column(name, justify="right")
+            for row in self.confusion_rows():
+                ct.add_row(*row)
+            yield ct
+        pt = Table(title="provenance", show_header=False)
+        pt.add_column("")
+        pt.add_column("", overflow="fold")
+        for k, v in self.provenance_rows():
+            pt.add_row(k, v)
+        yield pt
+        for n in self.notes:
+            yield f"[yellow]note:[/yellow] {n}"
+
+    def to_text(self, width: int = 100) -> str:
+        """The terminal rendering as plain text (no colours)."""
+        from rich.console import Console
+
+        console = Console(width=width, record=True, color_system=None, file=_Null())
+        console.print(self)
+        return console.export_text()
+
+    def __str__(self) -> str:
+        return self.to_text()
+
+
+class _Null:
+    def write(self, s: str) -> int:
+        return len(s)
+
+    def flush(self) -> None:
+        pass
+
+
+def _md_escape(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+def _num(x: Any) -> str:
+    if x is None:
+        return "n/a"
+    if isinstance(x, bool):
+        return str(x).lower()
+    if isinstance(x, int) or (isinstance(x, float) and x.is_integer() and abs(x) < 1e15):
+        return f"{int(x):,}"
+    if isinstance(x, float):
+        return f"{x:,.2f}" if abs(x) >= 1e4 else f"{x:.6g}"
+    return str(x)
+
+
+def format_metric(v: Any) -> str:
+    """Format one metric entry: ``value`` when exact, ``value [lower, upper]`` or ``~value`` otherwise."""
+    if not isinstance(v, dict):
+        return _num(v)
+    value = v.get("value")
+    if value is None:
+        return "n/a"
+    if v.get("exact", True):
+        return _num(value)
+    if v.get("lower") is None or v.get("upper") is None:
+        return f"~{_num(value)}"
+    return f"{_num(value)} [{_num(v['lower'])}, {_num(v['upper'])}]"

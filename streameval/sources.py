@@ -1,0 +1,695 @@
+"""Sources: any supported input -> a stream of Arrow record batches holding exactly the needed columns.
+
+This module owns reading. Whatever the input (files, a directory or glob of them, a DuckDB query or
+table, a Polars or pandas frame, NumPy arrays, Arrow tables or any iterable of record batches),
+:func:`open_source` returns a :class:`Source` whose :meth:`Source.chunks` yields record batches
+with the columns ``score``, ``label`` and, if a weight was asked for, ``weight`` -- nothing else is
+read. Batches come one at a time, so memory does not grow with the number of rows.
+
+Which engine reads:
+
+- plain column names over Parquet / CSV (also ``.csv.gz``) / Arrow IPC (Feather) / NDJSON files:
+  :mod:`pyarrow.dataset`, file by file (so errors name the file), hive partitions included;
+- expressions for score/label/weight (``"status = 'fraud'"``), a ``where`` filter, a SQL query or a
+  DuckDB table: DuckDB (``read_parquet``/``read_csv``/``read_ndjson`` over the files, or the
+  query), streamed with ``to_arrow_reader``;
+- Polars frames: Polars' streaming engine (``collect_batches``); expressions as Polars SQL;
+- pandas, NumPy, Arrow tables, iterables of batches: sliced as they are, or through DuckDB when an
+  expression or filter is asked for.
+
+DuckDB, Polars and pandas are imported only when a source needs them.
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+import re
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
+
+import numpy as np
+
+from .errors import InputError, InputTypeError
+
+__all__ = [
+    "Chunk",
+    "Source",
+    "SourceError",
+    "open_source",
+    "DEFAULT_BATCH_ROWS",
+    "FILE_FORMATS",
+]
+
+DEFAULT_BATCH_ROWS = 1 << 20
+SCORE, LABEL, WEIGHT = "score", "label", "weight"
+
+# extension -> pyarrow.dataset format name
+FILE_FORMATS: dict[str, str] = {
+    ".parquet": "parquet",
+    ".pq": "parquet",
+    ".csv": "csv",
+    ".csv.gz": "csv",
+    ".tsv": "csv",
+    ".arrow": "ipc",
+    ".feather": "ipc",
+    ".ipc": "ipc",
+    ".ndjson": "json",
+    ".jsonl": "json",
+    ".json": "json",
+    ".ndjson.gz": "json",
+    ".jsonl.gz": "json",
+}
+_FORMAT_NAMES = {"parquet": "Parquet", "csv": "CSV", "ipc": "Arrow IPC", "json": "NDJSON"}
+_DUCKDB_EXT = (".duckdb", ".ddb", ".db")
+_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+class SourceError(InputError):
+    """A source that cannot be read as asked: missing file or column, unknown format, bad query.
+
+    The message names the file (or source), the column or expression, and what is available.
+    """
+
+
+@dataclass
+class Chunk:
+    """One record batch and where it came from.
+
+    Attributes
+    ----------
+    batch : pyarrow.RecordBatch
+        Columns ``score``, ``label`` and optionally ``weight``.
+    origin : str
+        The file (or source description) the rows come from.
+    origin_row : int
+        Row number, inside ``origin``, of the batch's first row (counting rows after any filter).
+    """
+
+    batch: Any
+    origin: str
+    origin_row: int
+
+
+@dataclass
+class Source:
+    """A readable source of (score, label[, weight]) batches.
+
+    Attributes
+    ----------
+    kind : str
+        ``"parquet"``, ``"csv"``, ``"ipc"``, ``"json"``, ``"duckdb"``, ``"polars"``, ``"pandas"``,
+        ``"arrow"``, ``"numpy"`` or ``"batches"``.
+    description : str
+        Human-readable description for reports and messages.
+    total_rows : int or None
+        Rows the stream will deliver, when known cheaply (file metadata); None otherwise.
+    files : list of str
+        Files read, if any.
+    engine : str
+        What reads it: ``"pyarrow.dataset"``, ``"duckdb"``, ``"polars"`` or ``"python"``.
+    """
+
+    kind: str
+    description: str
+    total_rows: int | None
+    files: list[str]
+    engine: str
+    _open: Callable[[], Iterator[Chunk]] = field(repr=False)
+
+    def chunks(self) -> Iterator[Chunk]:
+        """Yield :class:`Chunk` objects, one batch at a time."""
+        return self._open()
+
+    def __iter__(self) -> Iterator[Any]:
+        """Yield the ``pyarrow.RecordBatch`` objects alone."""
+        return (c.batch for c in self._open())
+
+
+# -- helpers ---------------------------------------------------------------------------------
+def _columns(score: str, label: str, weight: str | None) -> dict[str, str]:
+    cols = {SCORE: score, LABEL: label}
+    if weight is not None:
+        cols[WEIGHT] = weight
+    for alias, expr in cols.items():
+        if not isinstance(expr, str) or not expr.strip():
+            raise InputTypeError(f"{alias} must be a column name or expression (a non-empty string), got {expr!r}")
+    return cols
+
+
+def _is_plain(expr: str, available: Sequence[str]) -> bool:
+    """True if ``expr`` names a column (present or not); False if it is an expression."""
+    return expr in available or bool(_IDENTIFIER.fullmatch(expr))
+
+
+def _missing(cols: Mapping[str, str], available: Sequence[str], where: str) -> None:
+    for alias, expr in cols.items():
+        if expr not in available and _IDENTIFIER.fullmatch(expr):
+            raise SourceError(
+                f"{where}: no column {expr!r} (asked for as the {alias}); available columns: "
+                f"{', '.join(available) if available else '(none)'}"
+            )
+
+
+def _needs_sql(cols: Mapping[str, str], available: Sequence[str]) -> bool:
+    return any(not _is_plain(e, available) for e in cols.values())
+
+
+def _quote_ident(name: str) -> str:
+    return '"' + name.replace('"', '""') + '"'
+
+
+def _quote_str(s: str) -> str:
+    return "'" + s.replace("'", "''") + "'"
+
+
+def _select_list(cols: Mapping[str, str], available: Sequence[str]) -> str:
+    parts = []
+    for alias, expr in cols.items():
+        sql = _quote_ident(expr) if expr in available else expr
+        parts.append(f"{sql} AS {alias}")
+    return ", ".join(parts)
+
+
+def _ext(path: str) -> str:
+    low = path.lower()
+    for ext in sorted(FILE_FORMATS, key=len, reverse=True):
+        if low.endswith(ext):
+            return ext
+    return os.path.splitext(low)[1]
+
+
+def _arrow_rename(batch: Any, cols: Mapping[str, str]) -> Any:
+    import pyarrow as pa
+
+    return pa.RecordBatch.from_arrays([batch.column(c) for c in cols.values()], names=list(cols))
+
+
+# -- files -----------------------------------------------------------------------------------
+def _expand(paths: Sequence[str]) -> tuple[list[str], str | None]:
+    """Files named by ``paths`` (files, directories, globs) and the common hive base directory."""
+    files: list[str] = []
+    base: str | None = None
+    for p in paths:
+        if any(ch in p for ch in "*?["):
+            found = sorted(f for f in glob.glob(p, recursive=True) if os.path.isfile(f))
+            if not found:
+                raise SourceError(f"{p}: no files match this pattern")
+            files += found
+        elif os.path.isdir(p):
+            found = sorted(
+                os.path.join(root, f)
+                for root, dirs, names in os.walk(p)
+                for f in names
+                if not f.startswith((".", "_")) and _ext(f) in FILE_FORMATS
+            )
+            if not found:
+                raise SourceError(
+                    f"{p}: directory holds no data files (looked for {', '.join(sorted(set(FILE_FORMATS)))})"
+                )
+            files += found
+            base = p if len(paths) == 1 else None
+        elif os.path.isfile(p):
+            files.append(p)
+        else:
+            raise SourceError(f"{p}: no such file or directory")
+    return files, base
+
+
+def _file_format(files: Sequence[str]) -> str:
+    formats = {}
+    for f in files:
+        fmt = FILE_FORMATS.get(_ext(f))
+        if fmt is None:
+            raise SourceError(
+                f"{f}: unknown file type {_ext(f) or '(no extension)'!r}; supported: "
+                f"{', '.join(sorted(FILE_FORMATS))} (or pass a DuckDB query with --sql)"
+            )
+        formats.setdefault(fmt, f)
+    if len(formats) > 1:
+        kinds = ", ".join(f"{_FORMAT_NAMES[k]} ({v})" for k, v in formats.items())
+        raise SourceError(f"the sources mix file formats: {kinds}; evaluate one format at a time")
+    return next(iter(formats))
+
+
+def _pyarrow_format(fmt: str) -> Any:
+    import pyarrow.dataset as ds
+
+    if fmt == "csv":
+        return ds.CsvFileFormat()
+    return fmt
+
+
+def _open_dataset(files: list[str], fmt: str, base: str | None) -> Any:
+    import pyarrow as pa
+    import pyarrow.dataset as ds
+
+    try:
+        if base is not None:
+            return ds.dataset(files, format=_pyarrow_format(fmt), partitioning="hive", partition_base_dir=base)
+        return ds.dataset(files, format=_pyarrow_format(fmt))
+    except (pa.ArrowInvalid, OSError) as exc:
+        raise SourceError(f"cannot read {_FORMAT_NAMES[fmt]} input {', '.join(files[:3])}: {exc}") from None
+
+
+def _fragment_path(fragment: Any) -> str:
+    return str(getattr(fragment, "path", "?"))
+
+
+def _dataset_total_rows(dataset: Any, fmt: str) -> int | None:
+    if fmt == "parquet":
+        try:
+            return sum(f.metadata.num_rows for f in dataset.get_fragments())
+        except Exception:  # noqa: BLE001 - a bad footer is reported when the file is read
+            return None
+    if fmt == "ipc":
+        try:
+            return int(dataset.count_rows())
+        except Exception:  # noqa: BLE001
+            return None
+    return None
+
+
+def _partition_names(dataset: Any) -> list[str]:
+    part = getattr(dataset, "partitioning", None)
+    schema = getattr(part, "schema", None)
+    return list(schema.names) if schema is not None else []
+
+
+def _scan_files(dataset: Any, cols: dict[str, str], batch_rows: int) -> Iterator[Chunk]:
+    import pyarrow as pa
+    import pyarrow.dataset as ds
+
+    parts = _partition_names(dataset)
+    projection = {alias: ds.field(col) for alias, col in cols.items()}
+    for fragment in dataset.get_fragments():
+        path = _fragment_path(fragment)
+        try:
+            available = list(fragment.physical_schema.names) + [p for p in parts if p not in fragment.physical_schema.names]
+        except (pa.ArrowInvalid, OSError) as exc:
+            raise SourceError(f"{path}: cannot read the file ({exc})") from None
+        _missing(cols, available, path)
+        scanner = ds.Scanner.from_fragment(
+            fragment, schema=dataset.schema, columns=projection, batch_size=batch_rows, batch_readahead=2
+        )
+        row = 0
+        try:
+            for batch in scanner.to_batches():
+                if batch.num_rows:
+                    yield Chunk(batch, path, row)
+                    row += batch.num_rows
+        except (pa.ArrowInvalid, pa.ArrowTypeError, OSError) as exc:
+            raise SourceError(f"{path}: cannot read the file near row {row} ({exc})") from None
+
+
+# -- DuckDB ------------------------------------------------------------------------------------
+def _duckdb() -> Any:
+    try:
+        import duckdb
+    except ImportError:  # pragma: no cover - depends on the environment
+        raise ImportError(
+            "expressions, --where, --sql and DuckDB sources need DuckDB: pip install duckdb"
+        ) from None
+    return duckdb
+
+
+def _duckdb_scan(
+    con: Any, from_sql: str, cols: dict[str, str], where: str | None, batch_rows: int, what: str
+) -> Callable[[], Iterator[Chunk]]:
+    """A chunk stream of ``SELECT cols FROM from_sql WHERE where`` run on ``con``."""
+    duckdb = _duckdb()
+    try:
+        available = list(con.sql(f"SELECT * FROM {from_sql} LIMIT 0").columns)
+    except duckdb.Error as exc:
+        raise SourceError(f"{what}: {_first_line(exc)}") from None
+    _missing(cols, available, what)
+    query = f"SELECT {_select_list(cols, available)} FROM {from_sql}"
+    if where:
+        query += f" WHERE {where}"
+    try:
+        con.sql(f"SELECT * FROM ({query}) LIMIT 0")  # bind now: bad expressions fail before reading
+    except duckdb.Error as exc:
+        raise SourceError(
+            f"{what}: cannot evaluate {_describe_cols(cols, where)}: {_first_line(exc)}; available "
+            f"columns: {', '.join(available)}"
+        ) from None
+
+    def run() -> Iterator[Chunk]:
+        try:
+            reader = con.sql(query).to_arrow_reader(batch_rows)
+            row = 0
+            for batch in reader:
+                if batch.num_rows:
+                    yield Chunk(batch, what, row)
+                    row += batch.num_rows
+        except duckdb.Error as exc:
+            raise SourceError(f"{what}: query failed: {_first_line(exc)}") from None
+
+    return run
+
+
+def _first_line(exc: BaseException) -> str:
+    return str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+
+
+def _describe_cols(cols: Mapping[str, str], where: str | None) -> str:
+    text = ", ".join(f"{alias}={expr!r}" for alias, expr in cols.items())
+    return text + (f", where={where!r}" if where else "")
+
+
+def _duckdb_file_from(con: Any, files: list[str], fmt: str, hive: bool) -> str:
+    if fmt == "ipc":
+        # DuckDB has no built-in IPC reader: let it scan the pyarrow dataset (projection pushed down).
+        con.register("__streameval_ipc", _open_dataset(files, fmt, None))
+        return "__streameval_ipc"
+    lst = "[" + ", ".join(_quote_str(f) for f in files) + "]"
+    fn = {"parquet": "read_parquet", "csv": "read_csv", "json": "read_ndjson"}[fmt]
+    return f"{fn}({lst}, hive_partitioning = {'true' if hive else 'false'}, union_by_name = true)"
+
+
+def _open_files(
+    paths: Sequence[str], cols: dict[str, str], where: str | None, sql: str | None, batch_rows: int
+) -> Source:
+    if len(paths) == 1 and paths[0].lower().endswith(_DUCKDB_EXT):
+        return _open_duckdb_file(paths[0], cols, where, sql, None, batch_rows)
+    files, base = _expand(paths)
+    fmt = _file_format(files)
+    desc = files[0] if len(files) == 1 else f"{len(files)} {_FORMAT_NAMES[fmt]} files under {base or os.path.commonpath(files) or '.'}"
+    if sql is None and where is None:
+        dataset = _open_dataset(files, fmt, base)
+        available = list(dataset.schema.names)
+        if not _needs_sql(cols, available):
+            total = _dataset_total_rows(dataset, fmt)
+            return Source(fmt, desc, total, files, "pyarrow.dataset", lambda: _scan_files(dataset, cols, batch_rows))
+    con = _duckdb().connect()
+    hive = base is not None or any("=" in os.path.basename(os.path.dirname(f)) for f in files)
+    from_sql = _duckdb_file_from(con, files, fmt, hive)
+    total = None
+    if sql is not None:
+        con.sql(f"CREATE VIEW data AS SELECT * FROM {from_sql}")
+        from_sql = f"({sql}) AS q"
+    elif where is None and fmt == "parquet":
+        total = _dataset_total_rows(_open_dataset(files, fmt, base), fmt)
+    run = _duckdb_scan(con, from_sql, cols, where, batch_rows, desc)
+    return Source(fmt, desc, total, files, "duckdb", run)
+
+
+def _open_duckdb_file(
+    path: str, cols: dict[str, str], where: str | None, sql: str | None, table: str | None, batch_rows: int
+) -> Source:
+    duckdb = _duckdb()
+    if not os.path.isfile(path):
+        raise SourceError(f"{path}: no such DuckDB database file")
+    try:
+        con = duckdb.connect(path, read_only=True)
+    except duckdb.Error as exc:
+        raise SourceError(f"{path}: cannot open as a DuckDB database ({_first_line(exc)})") from None
+    return _open_duckdb_con(con, path, cols, where, sql, table, batch_rows)
+
+
+def _open_duckdb_con(
+    con: Any, name: str, cols: dict[str, str], where: str | None, sql: str | None, table: str | None,
+    batch_rows: int,
+) -> Source:
+    duckdb = _duckdb()
+    if sql is not None:
+        from_sql, desc = f"({sql}) AS q", f"{name}: query"
+    else:
+        if table is None:
+            tables = [r[0] for r in con.sql("SELECT table_name FROM information_schema.tables").fetchall()]
+            if len(tables) != 1:
+                raise SourceError(
+                    f"{name}: say which table to read (--table) or give a query (--sql); tables: "
+                    f"{', '.join(tables) if tables else '(none)'}"
+                )
+            table = tables[0]
+        from_sql, desc = table if not _IDENTIFIER.fullmatch(table) else _quote_ident(table), f"{name}: table {table}"
+    total = None
+    if sql is None and where is None:
+        try:
+            total = int(con.sql(f"SELECT count(*) FROM {from_sql}").fetchall()[0][0])
+        except duckdb.Error:
+            total = None
+    return Source("duckdb", desc, total, [name] if os.path.isfile(name) else [], "duckdb",
+                  _duckdb_scan(con, from_sql, cols, where, batch_rows, desc))
+
+
+def _via_duckdb(obj: Any, kind: str, desc: str, cols: dict[str, str], where: str | None, sql: str | None,
+                batch_rows: int, total: int | None) -> Source:
+    """Run expressions/filters over an in-memory object (Arrow, pandas) registered in DuckDB as ``data``."""
+    con = _duckdb().connect()
+    con.register("data", obj)
+    from_sql = f"({sql}) AS q" if sql is not None else "data"
+    if where is not None or sql is not None:
+        total = None
+    return Source(kind, desc, total, [], "duckdb", _duckdb_scan(con, from_sql, cols, where, batch_rows, desc))
+
+
+# -- in-memory ---------------------------------------------------------------------------------
+def _open_arrow_table(table: Any, kind: str, desc: str, cols: dict[str, str], where: str | None,
+                      sql: str | None, batch_rows: int) -> Source:
+    available = list(table.schema.names)
+    if sql is None and where is None and not _needs_sql(cols, available):
+        _missing(cols, available, desc)
+
+        def run() -> Iterator[Chunk]:
+            row = 0
+            for batch in table.select(list(cols.values())).to_batches(max_chunksize=batch_rows):
+                if batch.num_rows:
+                    yield Chunk(_arrow_rename(batch, cols), desc, row)
+                    row += batch.num_rows
+
+        return Source(kind, desc, table.num_rows, [], "python", run)
+    return _via_duckdb(table, kind, desc, cols, where, sql, batch_rows, table.num_rows)
+
+
+def _open_polars(frame: Any, cols: dict[str, str], where: str | None, sql: str | None, batch_rows: int) -> Source:
+    import polars as pl
+
+    lazy = frame.lazy() if isinstance(frame, pl.DataFrame) else frame
+    kind_desc = f"Polars {type(frame).__name__}"
+    try:
+        available = lazy.collect_schema().names()
+    except pl.exceptions.PolarsError as exc:
+        raise SourceError(f"{kind_desc}: {_first_line(exc)}") from None
+    _missing(cols, available, kind_desc)
+    if sql is not None:
+        lazy = pl.SQLContext(data=lazy).execute(sql, eager=False)
+        available = lazy.collect_schema().names()
+    if where is not None:
+        lazy = lazy.filter(pl.sql_expr(where))
+    exprs = [
+        (pl.col(e) if e in available else pl.sql_expr(e)).alias(alias) for alias, e in cols.items()
+    ]
+    lazy = lazy.select(exprs)
+    total = frame.height if isinstance(frame, pl.DataFrame) and where is None and sql is None else None
+
+    def run() -> Iterator[Chunk]:
+        row = 0
+        try:
+            for df in lazy.collect_batches(chunk_size=batch_rows):
+                for batch in df.to_arrow().to_batches():
+                    if batch.num_rows:
+                        yield Chunk(batch, kind_desc, row)
+                        row += batch.num_rows
+        except pl.exceptions.PolarsError as exc:
+            raise SourceError(f"{kind_desc}: cannot evaluate {_describe_cols(cols, where)}: {_first_line(exc)}") from None
+
+    return Source("polars", kind_desc, total, [], "polars", run)
+
+
+def _open_pandas(df: Any, cols: dict[str, str], where: str | None, sql: str | None, batch_rows: int) -> Source:
+    import pyarrow as pa
+
+    desc = "pandas DataFrame"
+    available = [str(c) for c in df.columns]
+    if sql is None and where is None and not _needs_sql(cols, available):
+        _missing(cols, available, desc)
+
+        def run() -> Iterator[Chunk]:
+            sub = df[list(cols.values())]
+            for start in range(0, len(sub), batch_rows):
+                part = sub.iloc[start:start + batch_rows]
+                arrays = [pa.array(part[c], from_pandas=True) for c in cols.values()]
+                yield Chunk(pa.RecordBatch.from_arrays(arrays, names=list(cols)), desc, start)
+
+        return Source("pandas", desc, len(df), [], "python", run)
+    return _via_duckdb(pa.Table.from_pandas(df, preserve_index=False), "pandas", desc, cols, where, sql,
+                       batch_rows, len(df))
+
+
+def _mapping_to_table(data: Mapping[str, Any]) -> Any:
+    import pyarrow as pa
+
+    arrays = {}
+    n = None
+    for name, values in data.items():
+        arr = values if isinstance(values, (pa.Array, pa.ChunkedArray)) else np.asarray(values)
+        if isinstance(arr, np.ndarray) and arr.ndim != 1:
+            raise InputTypeError(f"array {name!r} must be 1-D, got shape {arr.shape}")
+        if n is not None and len(arr) != n:
+            raise SourceError(f"arrays differ in length: {name!r} has {len(arr)} rows, earlier ones {n}")
+        n = len(arr)
+        arrays[str(name)] = arr
+    return pa.table(arrays)
+
+
+def _open_batches(items: Iterable[Any], cols: dict[str, str], where: str | None, sql: str | None,
+                  batch_rows: int) -> Source:
+    import pyarrow as pa
+
+    desc = "record batches"
+    it = iter(items)
+    first = next(it, None)
+    if first is None:
+        return Source("batches", desc, 0, [], "python", lambda: iter(()))
+    if not isinstance(first, pa.RecordBatch):
+        raise InputTypeError(f"an iterable source must yield pyarrow.RecordBatch objects, got {type(first).__name__}")
+    available = list(first.schema.names)
+
+    def chained() -> Iterator[Any]:
+        yield first
+        for i, b in enumerate(it, start=1):
+            if not isinstance(b, pa.RecordBatch):
+                raise InputTypeError(f"item {i} of the batch iterable is a {type(b).__name__}, not a pyarrow.RecordBatch")
+            yield b
+
+    if sql is None and where is None and not _needs_sql(cols, available):
+        _missing(cols, available, desc)
+
+        def run() -> Iterator[Chunk]:
+            row = 0
+            for i, b in enumerate(chained()):
+                _missing(cols, list(b.schema.names), f"{desc} (batch {i})")
+                b = _arrow_rename(b, cols)
+                for start in range(0, b.num_rows, batch_rows):
+                    part = b.slice(start, batch_rows)
+                    if part.num_rows:
+                        yield Chunk(part, desc, row)
+                        row += part.num_rows
+
+        return Source("batches", desc, None, [], "python", run)
+    reader = pa.RecordBatchReader.from_batches(first.schema, chained())
+    return _via_duckdb(reader, "batches", desc, cols, where, sql, batch_rows, None)
+
+
+# -- entry point -------------------------------------------------------------------------------
+def open_source(
+    source: Any,
+    *,
+    score: str,
+    label: str,
+    weight: str | None = None,
+    where: str | None = None,
+    sql: str | None = None,
+    table: str | None = None,
+    batch_rows: int = DEFAULT_BATCH_ROWS,
+) -> Source:
+    """Open a source for streaming ``(score, label[, weight])`` batches.
+
+    Parameters
+    ----------
+    source : str, path-like, sequence of them, or a data object
+        - a path, directory (hive partitions are read as columns) or glob of Parquet, CSV
+          (``.csv``, ``.csv.gz``), Arrow IPC/Feather or NDJSON files, or a list of them;
+        - a ``.duckdb`` database file (with ``table`` or ``sql``);
+        - ``None`` with ``sql`` (an in-memory DuckDB query, e.g. over ``read_parquet(...)``);
+        - a DuckDB connection (with ``table`` or ``sql``) or relation;
+        - a Polars ``LazyFrame`` or ``DataFrame``; a pandas ``DataFrame``;
+        - a ``pyarrow.Table``, ``RecordBatch`` or ``RecordBatchReader``;
+        - a mapping of column name to 1-D array (NumPy or Arrow), or a NumPy structured array;
+        - any iterable of ``pyarrow.RecordBatch``.
+    score, label : str
+        Column names, or SQL expressions (``"status = 'fraud'"``) evaluated by DuckDB (by Polars
+        for Polars sources).
+    weight : str, optional
+        Column name or expression for sample weights.
+    where : str, optional
+        SQL filter applied before evaluation.
+    sql : str, optional
+        A query whose result is the input. Over files, the files are the view ``data``; over a
+        DuckDB database, its tables are visible.
+    table : str, optional
+        Table to read from a DuckDB database or connection.
+    batch_rows : int
+        Maximum rows per batch.
+
+    Returns
+    -------
+    Source
+
+    Raises
+    ------
+    SourceError
+        Missing file, unknown format, missing column (the message lists the available columns),
+        an expression or query DuckDB rejects.
+    InputTypeError
+        A source of a type that cannot be read.
+    """
+    cols = _columns(score, label, weight)
+    if batch_rows < 1:
+        raise ValueError(f"batch_rows must be >= 1, got {batch_rows!r}")
+    if table is not None and sql is not None:
+        raise ValueError("give either table= or sql=, not both")
+    if isinstance(source, (str, os.PathLike)):
+        source = [source]
+    if source is None or (isinstance(source, (list, tuple)) and not source):
+        if sql is None and table is None:
+            raise InputTypeError("no source given: pass files, a data object, or sql=...")
+        con = _duckdb().connect()
+        return _open_duckdb_con(con, "in-memory DuckDB", cols, where, sql, table, batch_rows)
+    if isinstance(source, (list, tuple)) and all(isinstance(s, (str, os.PathLike)) for s in source):
+        paths = [os.fspath(s) for s in source]
+        if table is not None:
+            if len(paths) != 1 or not paths[0].lower().endswith(_DUCKDB_EXT):
+                raise ValueError("table= needs a single DuckDB database file as the source")
+            return _open_duckdb_file(paths[0], cols, where, sql, table, batch_rows)
+        return _open_files(paths, cols, where, sql, batch_rows)
+
+    module = type(source).__module__.split(".")[0]
+    if module in ("duckdb", "_duckdb"):
+        duckdb = _duckdb()
+        if isinstance(source, duckdb.DuckDBPyConnection):
+            return _open_duckdb_con(source, "DuckDB connection", cols, where, sql, table, batch_rows)
+        if hasattr(source, "to_arrow_reader"):  # a relation
+            if sql is not None:
+                raise ValueError("sql= cannot be combined with a DuckDB relation; put the query in the relation")
+            con = duckdb.connect()
+            con.register("data", source.to_arrow_reader(batch_rows))
+            desc = "DuckDB relation"
+            return Source("duckdb", desc, None, [], "duckdb", _duckdb_scan(con, "data", cols, where, batch_rows, desc))
+    if module == "polars":
+        import polars as pl
+
+        if isinstance(source, (pl.LazyFrame, pl.DataFrame)):
+            return _open_polars(source, cols, where, sql, batch_rows)
+    if module == "pandas":
+        import pandas as pd
+
+        if isinstance(source, pd.DataFrame):
+            return _open_pandas(source, cols, where, sql, batch_rows)
+    if module == "pyarrow":
+        import pyarrow as pa
+
+        if isinstance(source, pa.RecordBatch):
+            source = pa.Table.from_batches([source])
+        if isinstance(source, pa.Table):
+            return _open_arrow_table(source, "arrow", "Arrow table", cols, where, sql, batch_rows)
+        if isinstance(source, pa.RecordBatchReader):
+            return _open_batches(source, cols, where, sql, batch_rows)
+    if isinstance(source, np.ndarray):
+        if source.dtype.names is None:
+            raise InputTypeError(
+                "a plain NumPy array is not a source: pass a mapping such as "
+                "{'score': scores, 'label': labels}, or a structured array"
+            )
+        source = {name: source[name] for name in source.dtype.names}
+    if isinstance(source, Mapping):
+        table_ = _mapping_to_table(source)
+        return _open_arrow_table(table_, "numpy", "arrays", cols, where, sql, batch_rows)
+    if isinstance(source, Iterable) and not isinstance(source, (str, bytes)):
+        return _open_batches(source, cols, where, sql, batch_rows)
+    raise InputTypeError(
+        f"cannot read a source of type {type(source).__name__}; pass file paths, a DuckDB/Polars/"
+        "pandas/Arrow object, a mapping of arrays, or an iterable of pyarrow.RecordBatch"
+    )

@@ -1,0 +1,76 @@
+"""Build the golden sketch files of format version 1 (run once; never regenerate old versions).
+
+    python tests/golden/make_golden.py
+
+Each golden sketch is built from small deterministic data computed with plain arithmetic (no
+random generator, whose streams may change between NumPy versions), so ``tests/test_io.py`` can
+rebuild the same sketch and compare. Once written and committed, a ``binary-v<N>-*.sevsk`` file
+must never change: it pins what every future streameval must still read. A new format version
+gets new files next to these ones (bump ``VERSION`` and the file prefix), not replacements.
+"""
+
+from __future__ import annotations
+
+import pathlib
+
+import numpy as np
+
+from streameval import BinarySketch, FloatGrid, LinearGrid, ProbabilityGrid
+
+VERSION = 1
+HERE = pathlib.Path(__file__).resolve().parent
+
+
+def _data(n: int, a: int, b: int) -> tuple[np.ndarray, np.ndarray]:
+    i = np.arange(n, dtype=np.int64)
+    y = ((i * a + 3) % 7 < 3).astype(np.int8)  # about 3/7 positives, interleaved
+    u = ((i * b + 11) % 101) / 100.0  # 0.00 .. 1.00 in a fixed shuffled order
+    return y, u
+
+
+def build() -> dict[str, BinarySketch]:
+    """The golden sketches by name, rebuilt identically on every call."""
+    out: dict[str, BinarySketch] = {}
+
+    y, u = _data(60, 5, 37)
+    s = np.round(300.0 + 550.0 * u) + 2.0 * y  # integer credit-style scores, a few outside range
+    s[:2] = [250.0, 900.0]
+    out["linear"] = BinarySketch(LinearGrid(300, 851, 551)).update(y, s)
+
+    y, u = _data(80, 3, 41)
+    p = u * u * (1 - 0.25 * (1 - y))  # probabilities piled near 0, with exact 0 and 1
+    out["probability"] = BinarySketch(ProbabilityGrid(mantissa_bits=6, min_exponent=-20)).update(y, p)
+
+    y, u = _data(70, 4, 29)
+    z = (u - 0.5) * 40.0 + 3.0 * y  # logits, both signs, with 0 and a few infinities
+    z[:3] = [0.0, -np.inf, np.inf]
+    out["float"] = BinarySketch(FloatGrid(mantissa_bits=4, min_exponent=-8, max_exponent=8)).update(y, z)
+
+    y, u = _data(90, 2, 13)
+    p = u.copy()
+    p[::9] = np.nan  # skipped and counted
+    w = 0.25 + (np.arange(90) % 5) * 0.5
+    w[::11] = 0.0  # counted as zero-weight, not binned
+    sk = BinarySketch(ProbabilityGrid(mantissa_bits=8, min_exponent=-16))
+    sk.update(y[:45], p[:45], w[:45], nan_policy="skip")
+    sk.update(y[45:], p[45:], w[45:], nan_policy="skip")
+    out["weighted-nan"] = sk
+    return out
+
+
+def path_for(name: str, version: int = VERSION) -> pathlib.Path:
+    return HERE / f"binary-v{version}-{name}.sevsk"
+
+
+def main() -> None:
+    for name, sketch in build().items():
+        path = path_for(name)
+        if path.exists():
+            print(f"keeping existing {path.name} (golden files never change)")
+            continue
+        path.write_bytes(sketch.to_bytes())
+        print(f"wrote {path.name}: {path.stat().st_size} bytes")
+
+
+if __name__ == "__main__":
+    main()

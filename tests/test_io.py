@@ -1,0 +1,576 @@
+"""The sketch file format (docs/sketch-format.md): round trips, files, golden files, corruption.
+
+Decoding must either return exactly the sketch that was written or raise SketchFormatError with a
+message naming the cause; it must never return a different sketch.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import pathlib
+import struct
+import zlib
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import streameval
+from streameval import BinarySketch, FloatGrid, LinearGrid, ProbabilityGrid, SketchFormatError
+from streameval import io as sio
+
+GOLDEN = pathlib.Path(__file__).resolve().parent / "golden"
+
+GRIDS = {
+    "linear": LinearGrid(0.0, 1.0, 64),
+    "linear_int": LinearGrid(300, 851, 551),
+    "probability": ProbabilityGrid(mantissa_bits=6, min_exponent=-20),
+    "probability_default": ProbabilityGrid(),
+    "float": FloatGrid(mantissa_bits=4, min_exponent=-8, max_exponent=8),
+}
+
+
+def _scores(grid, rng, n):
+    if isinstance(grid, LinearGrid):
+        s = grid.lo + (grid.hi - grid.lo) * rng.random(n)
+        s[:3] = [grid.lo - 1.0, grid.hi, grid.hi + 5.0]  # end bins and the closed right edge
+        return s
+    if isinstance(grid, FloatGrid):
+        s = rng.normal(0, 20, n)
+        s[:4] = [0.0, -np.inf, np.inf, 1e-300]
+        return s
+    s = rng.random(n) ** 3
+    s[:5] = [0.0, 1.0, -0.5, 1.5, 1e-12]
+    return s
+
+
+def make(grid, n=200, seed=0, weighted=False, nan=False) -> BinarySketch:
+    rng = np.random.default_rng(seed)
+    y = (rng.random(n) < 0.3).astype(np.int8)
+    s = _scores(grid, rng, n)
+    if nan:
+        s[::7] = np.nan
+    w = None
+    if weighted:
+        w = rng.exponential(1.0, n)
+        w[::5] = 0.0
+    return BinarySketch(grid).update(y, s, w, nan_policy="skip" if nan else "raise")
+
+
+# -- byte layout helpers (independent of io.py: the documented layout) ---------------------------
+
+MAGIC = b"\x89SEVSK\r\n"
+
+
+def split(data: bytes) -> dict:
+    """Decode the documented layout into its fields (payload decompressed)."""
+    magic, version, flags, hlen = struct.unpack_from("<8sHHI", data, 0)
+    header = data[16 : 16 + hlen]
+    (plen,) = struct.unpack_from("<Q", data, 16 + hlen)
+    payload = data[24 + hlen : 24 + hlen + plen]
+    (crc,) = struct.unpack_from("<I", data, 24 + hlen + plen)
+    assert len(data) == 28 + hlen + plen
+    assert crc == zlib.crc32(data[: 24 + hlen + plen])
+    if flags & 1:
+        payload = zlib.decompress(payload)
+    return {"magic": magic, "version": version, "flags": flags, "header": header, "payload": payload}
+
+
+def pack(magic=MAGIC, version=1, flags=1, header=b"{}", payload=b"", compress=None) -> bytes:
+    """Re-pack fields with a correct CRC; compresses the payload when flags bit 0 is set."""
+    if isinstance(header, dict):
+        header = json.dumps(header, sort_keys=True, separators=(",", ":")).encode()
+    if compress is None:
+        compress = bool(flags & 1)
+    if compress:
+        payload = zlib.compress(payload, 6)
+    body = struct.pack("<8sHHI", magic, version, flags, len(header)) + header
+    body += struct.pack("<Q", len(payload)) + payload
+    return body + struct.pack("<I", zlib.crc32(body))
+
+
+def unpack_payload(payload: bytes, k: int) -> tuple[np.ndarray, np.ndarray]:
+    deltas = np.frombuffer(payload, dtype="<u4", count=k).copy()
+    values = np.frombuffer(payload, dtype="<f8", offset=4 * k).reshape(k, 2, 4).copy()
+    return deltas, values
+
+
+def craft(data: bytes, header=None, deltas=None, values=None, **fields) -> bytes:
+    """Modify a valid file's header dict / key deltas / values and re-pack it with a valid CRC."""
+    f = split(data)
+    h = json.loads(f["header"])
+    k = h["n_bins"]
+    d, v = unpack_payload(f["payload"], k)
+    if header is not None:
+        header(h)
+    if deltas is not None:
+        deltas(d)
+    if values is not None:
+        values(v)
+    payload = d.astype("<u4").tobytes() + v.astype("<f8").tobytes()
+    args = {"version": f["version"], "flags": f["flags"], "header": h, "payload": payload}
+    args.update(fields)
+    return pack(**args)
+
+
+def meta_free(data: bytes) -> tuple:
+    """A file's content without meta.created_by (which names the writing version)."""
+    f = split(data)
+    h = json.loads(f["header"])
+    h["meta"].pop("created_by")
+    return f["version"], f["flags"], h, f["payload"]
+
+
+def content(data: bytes) -> tuple:
+    """A file's fields without the header's meta (labels and writer name)."""
+    f = split(data)
+    h = json.loads(f["header"])
+    h.pop("meta")
+    return f["version"], f["flags"], h, f["payload"]
+
+
+@pytest.fixture(scope="module")
+def small() -> bytes:
+    return make(LinearGrid(0.0, 1.0, 8), n=12, seed=1).to_bytes()
+
+
+# -- round trips ---------------------------------------------------------------------------------
+
+
+def assert_round_trip(s: BinarySketch, compress: bool) -> bytes:
+    b = s.to_bytes(compress=compress)
+    d = BinarySketch.from_bytes(b)
+    assert d == s
+    assert d.grid == s.grid and d.counters == s.counters
+    k1, v1 = s._compact()
+    k2, v2 = d._compact()
+    assert k1.tobytes() == k2.tobytes() and v1.tobytes() == v2.tobytes()  # bit for bit
+    assert d.roc_auc() == s.roc_auc()
+    # Re-encoding gives the same bytes apart from meta (see test_reencode_identical_bytes).
+    assert content(d.to_bytes(compress=compress)) == content(b)
+    return b
+
+
+@pytest.mark.parametrize("compress", [True, False])
+@pytest.mark.parametrize("weighted", [False, True])
+@pytest.mark.parametrize("grid", sorted(GRIDS))
+def test_round_trip(grid, weighted, compress):
+    s = make(GRIDS[grid], weighted=weighted, nan=weighted)
+    b = assert_round_trip(s, compress)
+    assert split(b)["flags"] == (1 if compress else 0)
+    if weighted:
+        assert s.counters["weighted"] and s.counters["n_nan"] > 0 and s.counters["n_zero_weight"] > 0
+
+
+@pytest.mark.parametrize("compress", [True, False])
+@pytest.mark.parametrize("grid", sorted(GRIDS))
+def test_empty_round_trip(grid, compress):
+    s = BinarySketch(GRIDS[grid])
+    b = s.to_bytes(compress=compress)
+    d = BinarySketch.from_bytes(b)
+    assert d == s and d.n_occupied_bins == 0
+    assert d.to_bytes(compress=compress) == b
+    assert json.loads(split(b)["header"])["n_bins"] == 0 and split(b)["payload"] == b""
+
+
+def test_round_trip_after_merge_and_chunks():
+    g = GRIDS["probability"]
+    a, b = make(g, seed=1), make(g, seed=2, weighted=True)
+    assert_round_trip(a.merge(b), True)
+    assert BinarySketch.from_bytes(a.to_bytes()).merge(b) == a.merge(b)
+
+
+def test_decoded_sketch_keeps_working():
+    s = make(GRIDS["linear"], seed=3)
+    d = BinarySketch.from_bytes(s.to_bytes())
+    y, x = np.array([0, 1]), np.array([0.25, 0.75])
+    assert d.update(y, x) == s.copy().update(y, x)
+
+
+def test_compression_pays_and_uncompressed_layout():
+    s = make(GRIDS["probability_default"], n=2000)
+    raw, packed = s.to_bytes(compress=False), s.to_bytes()
+    assert len(packed) < len(raw)
+    f = split(raw)
+    k = s.n_occupied_bins
+    assert len(f["payload"]) == k * (4 + 64)
+    deltas, values = unpack_payload(f["payload"], k)
+    keys, vals = s._compact()
+    assert np.array_equal(np.cumsum(deltas.astype(np.int64)), keys)
+    assert np.array_equal(values, vals)  # (bin, class, field) order, little-endian float64
+
+
+def test_encoding_is_deterministic():
+    g = GRIDS["float"]
+    assert make(g, seed=4).to_bytes() == make(g, seed=4).to_bytes()
+
+
+FROM_BYTES_DROPS_META = pytest.mark.xfail(
+    strict=True,
+    reason="BUG in sketch.py: from_bytes ignores the file's meta (pos_label, neg_label), so "
+    "re-encoding a decoded sketch drops them and the bytes differ; remove once fixed",
+)
+
+
+@FROM_BYTES_DROPS_META
+@pytest.mark.parametrize("grid", ["linear", "probability", "float"])
+def test_reencode_identical_bytes(grid):
+    b = make(GRIDS[grid]).to_bytes()
+    assert BinarySketch.from_bytes(b).to_bytes() == b
+
+
+@FROM_BYTES_DROPS_META
+def test_pos_label_survives_round_trip():
+    s = BinarySketch(pos_label="fraud").update(["fraud", "ok"], [0.9, 0.1])
+    d = BinarySketch.from_bytes(s.to_bytes())
+    assert d.pos_label == "fraud"
+    d.update(["fraud", "ok"], [0.8, 0.2])  # must not need pos_label again
+
+
+def test_reencode_identical_except_meta():
+    for grid in GRIDS.values():
+        b = make(grid, weighted=True, nan=True).to_bytes()
+        assert content(BinarySketch.from_bytes(b).to_bytes()) == content(b)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    grid=st.sampled_from([GRIDS["linear"], GRIDS["probability"], GRIDS["float"], LinearGrid(-3.5, 2.0, 5)]),
+    rows=st.lists(
+        st.tuples(
+            st.booleans(),
+            st.floats(allow_nan=True, allow_infinity=True, width=64),
+            st.one_of(st.none(), st.floats(0.0, 1e6)),
+        ),
+        max_size=40,
+    ),
+    chunks=st.integers(1, 3),
+    compress=st.booleans(),
+)
+def test_random_sketches_round_trip(grid, rows, chunks, compress):
+    s = BinarySketch(grid)
+    weighted = any(w is not None for _, _, w in rows)
+    y = np.array([r[0] for r in rows], dtype=bool)
+    x = np.array([r[1] for r in rows], dtype=np.float64)
+    w = np.array([1.0 if r[2] is None else r[2] for r in rows]) if weighted else None
+    for part in np.array_split(np.arange(len(rows)), chunks):
+        s.update(y[part], x[part], None if w is None else w[part], nan_policy="skip")
+    b = s.to_bytes(compress=compress)
+    d = BinarySketch.from_bytes(b)
+    assert d == s
+    assert d._compact()[1].tobytes() == s._compact()[1].tobytes()
+    assert content(d.to_bytes(compress=compress)) == content(b)
+
+
+# -- files ------------------------------------------------------------------------------------
+
+
+def test_save_load(tmp_path):
+    s = make(GRIDS["float"], weighted=True)
+    path = tmp_path / "day1.sevsk"
+    s.save(path)
+    assert streameval.load(path) == s
+    assert streameval.load(str(path)) == s
+    assert path.read_bytes() == s.to_bytes()
+    assert os.listdir(tmp_path) == ["day1.sevsk"]  # no temporary file left behind
+    s.update([1], [0.5]).save(path)  # overwrite in place
+    assert streameval.load(path).n_rows == s.n_rows
+
+
+def test_load_errors_name_the_file(tmp_path):
+    with pytest.raises(FileNotFoundError):
+        streameval.load(tmp_path / "missing.sevsk")
+    bad = tmp_path / "bad.sevsk"
+    bad.write_bytes(b"PAR1" + b"\0" * 40)
+    with pytest.raises(SketchFormatError, match=r"bad\.sevsk: not a streameval sketch"):
+        streameval.load(bad)
+    data = bytearray(make(GRIDS["linear"]).to_bytes())
+    data[-1] ^= 0xFF
+    bad.write_bytes(bytes(data))
+    with pytest.raises(SketchFormatError, match=r"bad\.sevsk: checksum mismatch"):
+        streameval.load(bad)
+
+
+# -- golden files -------------------------------------------------------------------------------
+
+
+def _golden_module():
+    spec = importlib.util.spec_from_file_location("make_golden", GOLDEN / "make_golden.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+GOLDEN_NAMES = ["linear", "probability", "float", "weighted-nan"]
+
+
+def test_golden_files_present():
+    """Every golden file of every released version stays in the repository, readable forever."""
+    mod = _golden_module()
+    assert sorted(mod.build()) == sorted(GOLDEN_NAMES)
+    found = sorted(p.name for p in GOLDEN.glob("binary-v*.sevsk"))
+    assert [f"binary-v1-{n}.sevsk" for n in sorted(GOLDEN_NAMES)] == [n for n in found if n.startswith("binary-v1-")]
+
+
+@pytest.mark.parametrize("name", GOLDEN_NAMES)
+def test_golden_v1(name):
+    """Golden files of format version 1 must stay readable forever.
+
+    Never regenerate or edit ``tests/golden/binary-v1-*.sevsk``: they are the bytes released
+    streameval versions wrote. If this test fails, the reader (or the binning) changed in a way
+    that breaks old files; fix the code, not the files.
+    """
+    mod = _golden_module()
+    data = mod.path_for(name, 1).read_bytes()
+    assert split(data)["version"] == 1
+    decoded = streameval.load(mod.path_for(name, 1))
+    rebuilt = mod.build()[name]
+    assert decoded == rebuilt
+    assert decoded.roc_auc() == rebuilt.roc_auc()
+    # Rebuilding from the same data encodes to the same content (up to the writer's version name).
+    assert meta_free(rebuilt.to_bytes()) == meta_free(data)
+    # Re-encoding the decoded sketch reproduces the file, meta aside (see the xfail below).
+    assert content(decoded.to_bytes()) == content(data)
+    if name == "weighted-nan":
+        assert decoded.counters["weighted"] and decoded.counters["n_nan"] == 10
+        assert decoded.counters["n_zero_weight"] == 9
+
+
+@FROM_BYTES_DROPS_META
+@pytest.mark.parametrize("name", GOLDEN_NAMES)
+def test_golden_v1_reencodes_to_identical_bytes(name):
+    data = _golden_module().path_for(name, 1).read_bytes()
+    assert BinarySketch.from_bytes(data).to_bytes() == data
+
+
+# -- corruption: anything wrong raises SketchFormatError ----------------------------------------
+
+
+@pytest.mark.parametrize("compress", [True, False])
+def test_every_truncation(compress):
+    data = make(LinearGrid(0.0, 1.0, 8), n=12, seed=1).to_bytes(compress=compress)
+    for n in range(len(data)):
+        with pytest.raises(SketchFormatError):
+            BinarySketch.from_bytes(data[:n])
+    assert BinarySketch.from_bytes(data).n_rows == 12
+
+
+def test_truncation_messages(small):
+    with pytest.raises(SketchFormatError, match="only 0 bytes"):
+        BinarySketch.from_bytes(b"")
+    with pytest.raises(SketchFormatError, match="truncated"):
+        BinarySketch.from_bytes(small[:-1])
+    with pytest.raises(SketchFormatError, match="padded"):
+        BinarySketch.from_bytes(small + b"\0")
+
+
+@pytest.mark.parametrize("compress", [True, False])
+def test_every_byte_flip_is_caught(compress):
+    data = make(LinearGrid(0.0, 1.0, 8), n=12, seed=1).to_bytes(compress=compress)
+    rng = np.random.default_rng(0)
+    for pos in range(len(data)):
+        for mask in (0x01, 0x80, 0xFF, int(rng.integers(1, 256))):
+            bad = bytearray(data)
+            bad[pos] ^= mask
+            with pytest.raises(SketchFormatError):
+                BinarySketch.from_bytes(bytes(bad))
+
+
+def test_random_multi_byte_corruption_never_returns_a_sketch():
+    data = make(GRIDS["probability"], n=300, seed=2).to_bytes()
+    rng = np.random.default_rng(1)
+    for _ in range(300):
+        bad = bytearray(data)
+        for pos in rng.choice(len(data), size=int(rng.integers(2, 6)), replace=False):
+            bad[pos] ^= int(rng.integers(1, 256))
+        with pytest.raises(SketchFormatError):
+            BinarySketch.from_bytes(bytes(bad))
+
+
+def test_wrong_magic(small):
+    with pytest.raises(SketchFormatError, match="not a streameval sketch"):
+        BinarySketch.from_bytes(b"PK\x03\x04" + small[4:])
+    with pytest.raises(SketchFormatError, match="magic"):
+        BinarySketch.from_bytes(pack(magic=b"\x89PNG\r\n\x1a\n"))
+
+
+@pytest.mark.parametrize("version", [2, 7, 65535])
+def test_future_version_says_upgrade(small, version):
+    f = split(small)
+    data = pack(version=version, header=f["header"], payload=f["payload"])
+    with pytest.raises(SketchFormatError, match=rf"version {version} is not supported.*reads versions 1.*upgrade streameval"):
+        BinarySketch.from_bytes(data)
+
+
+def test_version_zero_rejected_without_upgrade_hint(small):
+    f = split(small)
+    with pytest.raises(SketchFormatError, match="version 0 is not supported") as info:
+        BinarySketch.from_bytes(pack(version=0, header=f["header"], payload=f["payload"]))
+    assert "upgrade" not in str(info.value)
+
+
+@pytest.mark.parametrize("flags", [0x0002, 0x0003, 0x8000, 0xFFFF])
+def test_unknown_flags(small, flags):
+    f = split(small)
+    with pytest.raises(SketchFormatError, match=f"unknown flags 0x{flags:04x}"):
+        BinarySketch.from_bytes(pack(flags=flags, header=f["header"], payload=f["payload"], compress=True))
+
+
+@pytest.mark.parametrize("hlen", [(1 << 20) + 1, 0xFFFFFFFF])
+def test_absurd_header_length(small, hlen):
+    data = bytearray(small)
+    struct.pack_into("<I", data, 12, hlen)
+    with pytest.raises(SketchFormatError, match="exceeds the 1 MiB limit"):
+        BinarySketch.from_bytes(bytes(data))
+
+
+def test_absurd_payload_length(small):
+    f = split(small)
+    hlen = len(f["header"])
+    data = bytearray(small)
+    struct.pack_into("<Q", data, 16 + hlen, (1 << 64) - 1)
+    with pytest.raises(SketchFormatError, match="truncated or padded"):
+        BinarySketch.from_bytes(bytes(data))
+
+
+def _set(key, value):
+    def edit(h):
+        h[key] = value
+
+    return edit
+
+
+def _set_in(outer, key, value):
+    def edit(h):
+        h[outer][key] = value
+
+    return edit
+
+
+def _drop(key):
+    def edit(h):
+        del h[key]
+
+    return edit
+
+
+def _cell(b, c, field, value):
+    def edit(v):
+        v[b, c, field] = value
+
+    return edit
+
+
+PAYLOAD_CASES = {
+    # name: (craft kwargs, expected message)
+    "keys not increasing": (dict(deltas=lambda d: d.__setitem__(1, 0)), "keys are not increasing"),
+    "key beyond grid": (dict(deltas=lambda d: d.__setitem__(-1, 1000)), "keys are not increasing inside the grid"),
+    "negative weight": (dict(values=_cell(0, 0, 0, -1.0)), "weight is negative"),
+    "nan weight": (dict(values=_cell(0, 1, 0, np.nan)), "weight is negative or not finite"),
+    "inf weight": (dict(values=_cell(0, 0, 0, np.inf)), "weight is negative or not finite"),
+    "empty bin": (dict(values=lambda v: v[0, :, 0].__setitem__(slice(None), 0.0)), "stored bin is empty"),
+    "min > max": (dict(values=lambda v: v[0, v[0, :, 0].argmax()].__setitem__(slice(1, 3), [0.9, 0.1])), "min/max are inconsistent"),
+    "nan min": (dict(values=lambda v: v[0, v[0, :, 0].argmax()].__setitem__(1, np.nan)), "min/max are inconsistent"),
+    "nan sum": (dict(values=lambda v: v[0, v[0, :, 0].argmax()].__setitem__(3, np.nan)), "inconsistent"),
+    "min outside its bin": (dict(values=lambda v: v[-1, v[-1, :, 0].argmax()].__setitem__(1, -0.75)), "do not belong to the bin"),
+    "max outside its bin": (dict(values=lambda v: v[0, v[0, :, 0].argmax()].__setitem__(2, 5.0)), "do not belong to the bin"),
+    "stray min in empty cell": (dict(values=lambda v: v[np.flatnonzero(v[:, 0, 0] == 0)[0], 0].__setitem__(1, -0.5)), "empty class cell"),
+    "header not an object": (dict(header=None, ), None),  # replaced below
+}
+del PAYLOAD_CASES["header not an object"]
+
+
+@pytest.mark.parametrize("compress", [True, False])
+@pytest.mark.parametrize("case", sorted(PAYLOAD_CASES))
+def test_invalid_payload_with_valid_crc(case, compress):
+    # LinearGrid(-1, 1, 4): bins 1..4 have width 0.5; two classes, some bins one-class only.
+    s = BinarySketch(LinearGrid(-1.0, 1.0, 4)).update([0, 1, 0, 1, 1, 0], [-2.0, -0.9, -0.1, 0.2, 0.6, 0.7])
+    good = s.to_bytes(compress=compress)
+    kwargs, message = PAYLOAD_CASES[case]
+    bad = craft(good, **kwargs)
+    assert bad != good
+    with pytest.raises(SketchFormatError, match=message):
+        BinarySketch.from_bytes(bad)
+
+
+HEADER_CASES = {
+    "not JSON": (b"{not json", "unreadable header"),
+    "not UTF-8": (b'{"a":"\xff"}', "unreadable header"),
+    "list": (b"[1, 2]", "header is not a JSON object"),
+    "string": (b'"binary"', "header is not a JSON object"),
+    "deeply nested": (b"[" * 100000 + b"]" * 100000, "unreadable header|not a JSON object"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(HEADER_CASES))
+def test_bad_header_bytes(small, case):
+    raw, message = HEADER_CASES[case]
+    f = split(small)
+    with pytest.raises(SketchFormatError, match=message):
+        BinarySketch.from_bytes(pack(header=raw, payload=f["payload"]))
+
+
+HEADER_FIELD_CASES = {
+    "unknown grid kind": (_set_in("grid", "kind", "spline"), "unknown grid kind 'spline'"),
+    "grid not a dict": (_set("grid", "linear"), "grid spec must be a dict"),
+    "grid bad parameter": (_set_in("grid", "bins", -3), "bins must be an integer"),
+    "grid extra parameter": (_set_in("grid", "gamma", 2), "bad parameters"),
+    "grid infinite parameter": (_set_in("grid", "bins", float("inf")), "bad header field"),
+    "missing grid": (_drop("grid"), "bad header field"),
+    "missing counters": (_drop("counters"), "bad header field"),
+    "unknown sketch kind": (_set("sketch", "multiclass"), "unknown sketch kind 'multiclass'"),
+    "n_bins one short": (lambda h: h.__setitem__("n_bins", h["n_bins"] - 1), "payload (holds|is longer)"),
+    "n_bins zero": (_set("n_bins", 0), "payload (holds|is longer)"),
+    "n_bins beyond grid": (_set("n_bins", 10**12), "n_bins"),
+    "n_bins negative": (_set("n_bins", -1), "n_bins"),
+    "n_bins float": (_set("n_bins", 5.5), "n_bins"),
+    "n_bins string": (_set("n_bins", "5"), "n_bins"),
+    "n_bins bool": (_set("n_bins", True), "n_bins"),
+    "counter negative": (_set_in("counters", "n_rows", -5), "counter 'n_rows' has bad value"),
+    "counter string": (_set_in("counters", "n_nan", "3"), "counter 'n_nan' has bad value"),
+    "counter float for int": (_set_in("counters", "n_rows", 6.5), "counter 'n_rows' has bad value"),
+    "counter infinite": (_set_in("counters", "brier_sum", float("inf")), "counter 'brier_sum' has bad value"),
+    "counters not a dict": (_set("counters", 5), "bad header field"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(HEADER_FIELD_CASES))
+def test_bad_header_fields_with_valid_crc(case):
+    s = BinarySketch(LinearGrid(-1.0, 1.0, 4)).update([0, 1, 0, 1, 1, 0], [-2.0, -0.9, -0.1, 0.2, 0.6, 0.7])
+    edit, message = HEADER_FIELD_CASES[case]
+    with pytest.raises(SketchFormatError, match=message):
+        BinarySketch.from_bytes(craft(s.to_bytes(), header=edit))
+
+
+def test_payload_not_zlib(small):
+    f = split(small)
+    with pytest.raises(SketchFormatError, match="does not decompress"):
+        BinarySketch.from_bytes(pack(header=f["header"], payload=b"\x00" * 20, compress=False))
+
+
+def test_uncompressed_payload_with_zlib_flag_clear_is_checked(small):
+    # Compressed bytes stored with the flag clear: the payload length cannot match.
+    f = split(small)
+    with pytest.raises(SketchFormatError, match="payload holds"):
+        BinarySketch.from_bytes(pack(flags=0, header=f["header"], payload=zlib.compress(f["payload"]), compress=False))
+
+
+def test_payload_inflating_beyond_its_bins(small):
+    f = split(small)
+    bomb = f["payload"] + b"\0" * 10_000_000
+    with pytest.raises(SketchFormatError, match="longer than its header says"):
+        BinarySketch.from_bytes(pack(header=f["header"], payload=bomb))
+
+
+def test_unknown_header_fields_are_ignored(small):
+    # Forward-compatible additions inside version 1 must not break readers.
+    d = BinarySketch.from_bytes(craft(small, header=_set("future_field", {"x": 1})))
+    assert d == BinarySketch.from_bytes(small)
+
+
+def test_source_named_in_errors(small):
+    with pytest.raises(SketchFormatError, match=r"^shard-7\.sevsk: truncated"):
+        BinarySketch.from_bytes(small[:-3], source="shard-7.sevsk")

@@ -1,0 +1,134 @@
+"""Contracts every sketch must pass: chunking, merge algebra, inputs unchanged, round trip."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import streameval
+from streameval import BinarySketch, FloatGrid, IncompatibleGridError, LinearGrid, ProbabilityGrid
+from streameval.kernels import MAX, MIN, SUM, W
+
+from sample_data import make_data
+
+GRIDS = [None, LinearGrid(0, 1, 50), FloatGrid(4, -6, 6), ProbabilityGrid(6, -12)]
+
+
+def exact_parts_equal(a: BinarySketch, b: BinarySketch, sums_rtol: float = 1e-12) -> None:
+    """Counts and min/max identical; float sums equal up to rounding."""
+    ka, va = a._compact()
+    kb, vb = b._compact()
+    np.testing.assert_array_equal(ka, kb)
+    np.testing.assert_array_equal(va[:, :, MIN], vb[:, :, MIN])
+    np.testing.assert_array_equal(va[:, :, MAX], vb[:, :, MAX])
+    np.testing.assert_allclose(va[:, :, W], vb[:, :, W], rtol=sums_rtol)
+    np.testing.assert_allclose(va[:, :, SUM], vb[:, :, SUM], rtol=1e-9, atol=1e-12)
+    for name in ("n_rows", "n_nan", "n_zero_weight", "n_outside"):
+        assert a.counters[name] == b.counters[name]
+    for name in ("prob_weight", "brier_sum", "log_loss_sum"):
+        assert a.counters[name] == pytest.approx(b.counters[name], rel=1e-9, abs=1e-12)
+
+
+def split_points(rng, n, k):
+    return np.sort(rng.choice(np.arange(1, n), size=min(k, n - 1), replace=False))
+
+
+@pytest.mark.parametrize("grid", GRIDS, ids=str)
+@pytest.mark.parametrize("weighted", [False, True])
+def test_chunking_gives_identical_sketch(grid, weighted, dist):
+    y, s, w = make_data(dist, 3000, seed=1, weighted=weighted)
+    whole = BinarySketch(grid).update(y, s, w)
+    rng = np.random.default_rng(0)
+    for k in (1, 7, 100):
+        cuts = split_points(rng, len(y), k)
+        parts = BinarySketch(grid)
+        for a, b in zip(np.r_[0, cuts], np.r_[cuts, len(y)]):
+            parts.update(y[a:b], s[a:b], None if w is None else w[a:b])
+        exact_parts_equal(whole, parts)
+        if not weighted:  # integer counts: every bin-derived metric is identical, not just close
+            assert whole.roc_auc() == parts.roc_auc()
+            assert whole.average_precision() == parts.average_precision()
+        np.testing.assert_array_equal(whole.roc_curve()[2], parts.roc_curve()[2])
+
+
+@pytest.mark.parametrize("grid", GRIDS, ids=str)
+def test_merge_algebra(grid):
+    parts = []
+    for seed in range(3):
+        y, s, w = make_data("discrete" if seed else "continuous", 1000, seed=seed, weighted=True)
+        parts.append(BinarySketch(grid).update(y, s, w))
+    a, b, c = parts
+    before = [p.to_bytes() for p in parts]
+    exact_parts_equal(a.merge(b), b.merge(a))
+    exact_parts_equal(a.merge(b).merge(c), a.merge(b.merge(c)))
+    exact_parts_equal(streameval.merge([a, b, c]), a.merge(b).merge(c))
+    empty = BinarySketch(grid)
+    assert a.merge(empty) == a and empty.merge(a) == a
+    assert a.copy() == a and a.copy() is not a
+    assert [p.to_bytes() for p in parts] == before, "merge must not change its inputs"
+
+
+def test_merge_equals_update_on_concatenation():
+    y, s, w = make_data("continuous", 4000, seed=3, weighted=True)
+    whole = BinarySketch().update(y, s, w)
+    halves = BinarySketch().update(y[:1500], s[:1500], w[:1500]).merge(
+        BinarySketch().update(y[1500:], s[1500:], w[1500:])
+    )
+    exact_parts_equal(whole, halves)
+    assert halves.roc_auc().lower == pytest.approx(whole.roc_auc().lower, abs=1e-12)
+
+
+def test_merge_rejects_different_grids_naming_both():
+    a = BinarySketch(LinearGrid(0, 1, 10)).update([0, 1], [0.2, 0.8])
+    b = BinarySketch(ProbabilityGrid()).update([0, 1], [0.2, 0.8])
+    with pytest.raises(IncompatibleGridError, match=r"LinearGrid.*ProbabilityGrid"):
+        a.merge(b)
+    with pytest.raises(ValueError):
+        streameval.merge([])
+
+
+def test_update_after_read_and_after_load_continues_exactly():
+    y, s, _ = make_data("continuous", 2000, seed=9)
+    whole = BinarySketch().update(y, s)
+    sk = BinarySketch().update(y[:1000], s[:1000])
+    sk.roc_auc()  # compacts
+    sk = BinarySketch.from_bytes(sk.to_bytes())
+    sk.update(y[1000:], s[1000:])
+    exact_parts_equal(whole, sk)
+
+
+def test_round_trip_bit_for_bit():
+    y, s, w = make_data("wide", 3000, seed=2, weighted=True)
+    sk = BinarySketch(FloatGrid()).update(y, s, w)
+    again = BinarySketch.from_bytes(sk.to_bytes())
+    assert again == sk and again.to_bytes() == sk.to_bytes()
+    assert again.roc_auc() == sk.roc_auc()
+
+
+@given(st.lists(st.tuples(st.integers(0, 1), st.floats(-2, 2)), min_size=1, max_size=80), st.integers(1, 5))
+@settings(max_examples=200, deadline=None)
+def test_property_chunking_and_merge(rows, k):
+    y = np.array([r[0] for r in rows], dtype=np.int8)
+    s = np.array([r[1] for r in rows])
+    whole = BinarySketch(LinearGrid(-1, 1, 8)).update(y, s)
+    chunks = np.array_split(np.arange(len(y)), k)
+    sketches = [BinarySketch(LinearGrid(-1, 1, 8)).update(y[c], s[c]) for c in chunks]
+    merged = streameval.merge(sketches[::-1])
+    exact_parts_equal(whole, merged)
+
+
+def test_nan_skip_counts_and_excludes():
+    s = np.array([0.1, np.nan, 0.7, np.nan]); y = np.array([0, 1, 1, 0])
+    sk = BinarySketch().update(y, s, nan_policy="skip")
+    assert sk.counters["n_nan"] == 2 and sk.n_rows == 4
+    assert sk.positive_weight == 1 and sk.negative_weight == 1
+
+
+def test_memory_of_compact_sketch_is_small():
+    y, s, _ = make_data("continuous", 20000, seed=0)
+    sk = BinarySketch().update(y, s)
+    sk.roc_auc()
+    assert sk._dense is None
+    assert sk._values.nbytes <= 64 * sk.n_occupied_bins
