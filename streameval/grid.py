@@ -140,7 +140,7 @@ class LinearGrid(Grid):
         with np.errstate(invalid="ignore", over="ignore"):
             inner = np.floor((s - self.lo) * self._scale)
             inner = np.clip(np.nan_to_num(inner, nan=0.0), 0, self.bins - 1).astype(np.int64) + 1
-        return np.where(s < self.lo, 0, np.where(s > self.hi, self.bins + 1, inner))
+        return np.where(s < self.lo, 0, np.where(s > self.hi, self.bins + 1, inner)).astype(np.int64)
 
     def spec(self) -> dict[str, Any]:
         return {"kind": self.kind, "lo": self.lo, "hi": self.hi, "bins": self.bins}
@@ -217,7 +217,7 @@ class ProbabilityGrid(Grid):
         half = self._half
         idx = np.where(low, 1 + k, 1 + 2 * half - k)
         idx = np.where(s < 0.0, 0, idx)
-        return np.where(s > 1.0, 2 + 2 * half, idx)
+        return np.where(s > 1.0, 2 + 2 * half, idx).astype(np.int64)
 
     def spec(self) -> dict[str, Any]:
         return {"kind": self.kind, "mantissa_bits": self.mantissa_bits, "min_exponent": self.min_exponent}
@@ -281,7 +281,8 @@ class FloatGrid(Grid):
         s = np.asarray(scores, dtype=np.float64)
         k = (_float_bits(np.abs(s)) >> (_MANTISSA_BITS - self.mantissa_bits)) - self._base
         k = np.clip(k, 0, self._half - 1)
-        return np.where(s < 0.0, self._half - 1 - k, self._half + k)
+        out: npt.NDArray[np.int64] = np.where(s < 0.0, self._half - 1 - k, self._half + k).astype(np.int64)
+        return out
 
     def spec(self) -> dict[str, Any]:
         return {

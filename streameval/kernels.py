@@ -50,9 +50,9 @@ def bin_of(kind: int, f0: float, f1: float, f2: float, i0: int, i1: int, i2: int
         if s > 1.0:
             return 2 + 2 * i2
         if s < 0.5:
-            k = (_bits(s) >> (52 - i0)) - i1
+            k = (_bits(s) >> (52 - i0)) - i1  # type: ignore[call-arg]
             return 1 + (k if k > 0 else 0)
-        k = (_bits(1.0 - s) >> (52 - i0)) - i1
+        k = (_bits(1.0 - s) >> (52 - i0)) - i1  # type: ignore[call-arg]
         return 1 + 2 * i2 - (k if k > 0 else 0)
     if kind == KIND_LINEAR:
         if s < f0:
@@ -63,7 +63,7 @@ def bin_of(kind: int, f0: float, f1: float, f2: float, i0: int, i1: int, i2: int
         return 1 + (k if k < i0 else i0 - 1)
     # KIND_FLOAT
     a = -s if s < 0.0 else s
-    k = (_bits(a) >> (52 - i0)) - i1
+    k = (_bits(a) >> (52 - i0)) - i1  # type: ignore[call-arg]
     if k < 0:
         k = 0
     elif k >= i2:

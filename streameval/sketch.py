@@ -263,7 +263,7 @@ class BinarySketch:
     # -- files -------------------------------------------------------------------------------
     def _parts(self) -> io.SketchParts:
         keys, values = self._compact()
-        meta = {"created_by": f"streameval {_version()}"}
+        meta: dict[str, Any] = {"created_by": f"streameval {_version()}"}
         for name in ("pos_label", "neg_label"):
             value = getattr(self._labels, name)
             if value is not None:

@@ -149,8 +149,7 @@ def assert_round_trip(s: BinarySketch, compress: bool) -> bytes:
     k2, v2 = d._compact()
     assert k1.tobytes() == k2.tobytes() and v1.tobytes() == v2.tobytes()  # bit for bit
     assert d.roc_auc() == s.roc_auc()
-    # Re-encoding gives the same bytes apart from meta (see test_reencode_identical_bytes).
-    assert content(d.to_bytes(compress=compress)) == content(b)
+    assert d.to_bytes(compress=compress) == b
     return b
 
 
@@ -208,26 +207,50 @@ def test_encoding_is_deterministic():
     assert make(g, seed=4).to_bytes() == make(g, seed=4).to_bytes()
 
 
-FROM_BYTES_DROPS_META = pytest.mark.xfail(
-    strict=True,
-    reason="BUG in sketch.py: from_bytes ignores the file's meta (pos_label, neg_label), so "
-    "re-encoding a decoded sketch drops them and the bytes differ; remove once fixed",
-)
-
-
-@FROM_BYTES_DROPS_META
 @pytest.mark.parametrize("grid", ["linear", "probability", "float"])
 def test_reencode_identical_bytes(grid):
     b = make(GRIDS[grid]).to_bytes()
     assert BinarySketch.from_bytes(b).to_bytes() == b
 
 
-@FROM_BYTES_DROPS_META
 def test_pos_label_survives_round_trip():
     s = BinarySketch(pos_label="fraud").update(["fraud", "ok"], [0.9, 0.1])
     d = BinarySketch.from_bytes(s.to_bytes())
     assert d.pos_label == "fraud"
     d.update(["fraud", "ok"], [0.8, 0.2])  # must not need pos_label again
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="BUG in sketch.py: _parts stores a NumPy scalar pos_label (np.int64(2)) as its repr "
+    "string, so the decoded sketch's pos_label is 'np.int64(2)' and rejects the same labels; "
+    "convert NumPy scalars with .item() before writing; remove this mark once fixed",
+)
+def test_numpy_pos_label_survives_round_trip():
+    s = BinarySketch().update(np.array([2, 1, 2]), [0.1, 0.2, 0.3], pos_label=np.int64(2))
+    d = BinarySketch.from_bytes(s.to_bytes())
+    assert d.pos_label == 2
+    d.update(np.array([2, 1]), [0.4, 0.5])
+    assert d == s.update(np.array([2, 1]), [0.4, 0.5])
+
+
+@pytest.mark.parametrize(
+    "pos_label, labels, third", [("fraud", ["fraud", "ok"], "maybe"), (7, [7, 3], 5), (1.5, [1.5, 0.5], 2.5)]
+)
+def test_labels_survive_round_trip(pos_label, labels, third):
+    s = BinarySketch(pos_label=pos_label).update(labels, [0.9, 0.1])
+    d = BinarySketch.from_bytes(s.to_bytes())
+    assert d.pos_label == pos_label
+    d.update(labels[::-1], [0.2, 0.8])  # no pos_label needed again
+    assert d == s.copy().update(labels[::-1], [0.2, 0.8])
+    with pytest.raises(streameval.InputError, match="negative class changed"):
+        d.update([labels[0], third], [0.5, 0.5])
+
+
+def test_decoded_neg_label_still_checked():
+    d = BinarySketch.from_bytes(BinarySketch().update([0, 1], [0.1, 0.9]).to_bytes())
+    with pytest.raises(streameval.InputError, match="negative class changed"):
+        d.update([-1, 1], [0.1, 0.9])
 
 
 def test_reencode_identical_except_meta():
@@ -332,18 +355,23 @@ def test_golden_v1(name):
     assert decoded.roc_auc() == rebuilt.roc_auc()
     # Rebuilding from the same data encodes to the same content (up to the writer's version name).
     assert meta_free(rebuilt.to_bytes()) == meta_free(data)
-    # Re-encoding the decoded sketch reproduces the file, meta aside (see the xfail below).
-    assert content(decoded.to_bytes()) == content(data)
+    # Re-encoding the decoded sketch reproduces the file byte for byte, except meta.created_by,
+    # which names the writing streameval version (a later release writes its own name there).
+    assert meta_free(decoded.to_bytes()) == meta_free(data)
     if name == "weighted-nan":
         assert decoded.counters["weighted"] and decoded.counters["n_nan"] == 10
         assert decoded.counters["n_zero_weight"] == 9
 
 
-@FROM_BYTES_DROPS_META
 @pytest.mark.parametrize("name", GOLDEN_NAMES)
 def test_golden_v1_reencodes_to_identical_bytes(name):
     data = _golden_module().path_for(name, 1).read_bytes()
-    assert BinarySketch.from_bytes(data).to_bytes() == data
+    written_by = json.loads(split(data)["header"])["meta"]["created_by"]
+    reencoded = BinarySketch.from_bytes(data).to_bytes()
+    if written_by == f"streameval {streameval.__version__}":
+        assert reencoded == data
+    else:  # a later release writes its own name in meta.created_by; nothing else may differ
+        assert meta_free(reencoded) == meta_free(data)
 
 
 # -- corruption: anything wrong raises SketchFormatError ----------------------------------------

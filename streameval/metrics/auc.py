@@ -92,17 +92,18 @@ def roc_auc(t: BinTable, max_fpr: float | None = None) -> Estimate:
     if _one_class(t, "ROC AUC"):
         return NAN
     full = max_fpr is None or max_fpr == 1
-    x_stop = t.N if full else max_fpr * t.N
+    x_stop = t.N if max_fpr is None or full else max_fpr * t.N
     norm = t.P * t.N
     lower = _path_area(t, t.lower_path(), x_stop) / norm
     upper = _path_area(t, t.upper_path(), x_stop) / norm
     if full:
         return Estimate.from_bounds(min(lower, 1.0), min(upper, 1.0))
     assert max_fpr is not None
-    min_area = 0.5 * max_fpr**2
+    top = float(max_fpr)
+    min_area = 0.5 * top**2
 
     def standardize(a: float) -> float:
-        return 0.5 * (1 + (a - min_area) / (max_fpr - min_area))
+        return 0.5 * (1 + (a - min_area) / (top - min_area))
 
     return Estimate.from_bounds(standardize(lower), standardize(upper))
 
@@ -197,6 +198,5 @@ def pr_auc(t: BinTable, method: str = "trapezoid") -> float:
     precision, recall, _ = precision_recall_curve(t)
     if math.isnan(recall[0]):
         return math.nan
-    return float(-np.trapezoid(precision, recall)) if hasattr(np, "trapezoid") else float(
-        -np.trapz(precision, recall)  # pragma: no cover - NumPy < 2
-    )
+    # Trapezoid written out (np.trapz was renamed np.trapezoid in NumPy 2).
+    return float(-np.sum(np.diff(recall) * (precision[1:] + precision[:-1]) / 2))

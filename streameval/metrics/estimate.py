@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Callable
 
 __all__ = ["Estimate"]
 
@@ -64,7 +65,7 @@ class Estimate:
         lo, hi = float(lower), float(upper)
         return cls(lo if lo == hi else 0.5 * (lo + hi), lo, hi)
 
-    def map(self, f: "callable[[float], float]") -> "Estimate":  # type: ignore[valid-type]
+    def map(self, f: Callable[[float], float]) -> "Estimate":
         """Apply an increasing function to value and bounds (e.g. Gini = 2 AUC - 1)."""
         return Estimate(f(self.value), f(self.lower), f(self.upper))
 

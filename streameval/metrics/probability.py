@@ -161,4 +161,4 @@ def calibration_curve(t: BinTable, n_bins: int = 10) -> CalibrationCurve:
     prob_pred = ssum[nz] / w[nz]
     total = float(w.sum())
     ece = float(np.sum(w[nz] * np.abs(prob_true - prob_pred)) / total) if total > 0 else math.nan
-    return CalibrationCurve(prob_true, prob_pred, w[nz], ece, bool(np.all(a == b)))
+    return CalibrationCurve(prob_true, prob_pred, w[nz].astype(np.float64), ece, bool(np.all(a == b)))

@@ -108,7 +108,7 @@ class BinTable:
     @cached_property
     def pure(self) -> npt.NDArray[np.bool_]:
         """Bins holding a single score value (all their rows tied)."""
-        return self.lo == self.hi
+        return np.asarray(self.lo == self.hi, dtype=bool)
 
     def lower_path(self) -> npt.NDArray[np.int8]:
         """Per bin, the lowest ROC path the bin's rows can trace (see :func:`path_kind`)."""

@@ -1,0 +1,5 @@
+"""``python -m streameval``: the command-line interface."""
+
+from .cli import main
+
+main()

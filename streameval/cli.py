@@ -1,0 +1,338 @@
+"""The ``streameval`` command: a thin shell over :func:`streameval.evaluate` and friends.
+
+Each command parses its options, calls one library function and prints the result.
+
+Exit codes: 0 success; 1 data error (missing file or column, bad labels, NaN scores, empty input,
+corrupt sketch file, ...); 2 usage error (unknown option, bad grid or format, bad config file).
+Errors go to stderr as ``error: <message>``; they name the file, the column and the problem.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from enum import Enum
+from pathlib import Path
+from typing import Any, Callable, List, Optional
+
+import typer
+
+from .errors import StreamevalError
+
+EXIT_OK, EXIT_DATA_ERROR, EXIT_USAGE_ERROR = 0, 1, 2
+
+app = typer.Typer(
+    name="streameval",
+    help=(
+        "Evaluate binary classifiers over prediction logs too big for memory: exact metrics on "
+        "discrete scores, rigorous intervals otherwise; sketches of shards merge exactly.\n\n"
+        "Exit codes: 0 success, 1 data error, 2 usage error."
+    ),
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+
+
+class Format(str, Enum):
+    """Report output formats."""
+
+    table = "table"
+    json = "json"
+    markdown = "markdown"
+
+
+CONFIG_KEYS = {
+    "source": (str, list),
+    "score": (str,),
+    "label": (str,),
+    "weight": (str,),
+    "pos_label": (str, int, float, bool),
+    "grid": (str,),
+    "thresholds": (list,),
+    "where": (str,),
+    "sql": (str,),
+    "table": (str,),
+    "format": (str,),
+    "save_sketch": (str,),
+    "skip_nan": (bool,),
+    "batch_rows": (int,),
+}
+
+
+def _error(message: str, code: int = EXIT_DATA_ERROR) -> typer.Exit:
+    typer.echo(f"error: {message}", err=True)
+    return typer.Exit(code)
+
+
+def _run(fn: Callable[[], Any]) -> Any:
+    """Run a command body, turning data errors into exit code 1 with a one-line message."""
+    try:
+        return fn()
+    except (StreamevalError, FileNotFoundError, IsADirectoryError, PermissionError) as exc:
+        if isinstance(exc, OSError) and exc.filename is not None:
+            raise _error(f"{exc.filename}: {exc.strerror or exc}") from None
+        raise _error(str(exc)) from None
+    except ImportError as exc:
+        raise _error(str(exc)) from None
+
+
+def _load_config(path: Path) -> dict[str, Any]:
+    try:
+        import tomllib
+    except ModuleNotFoundError:  # Python 3.10
+        import tomli as tomllib  # type: ignore[no-redef]
+    try:
+        with open(path, "rb") as f:
+            data = tomllib.load(f)
+    except FileNotFoundError:
+        raise typer.BadParameter(f"{path}: no such file", param_hint="--config") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise typer.BadParameter(f"{path}: not valid TOML ({exc})", param_hint="--config") from None
+    data = dict(data.get("eval", data))
+    for key, value in data.items():
+        if key not in CONFIG_KEYS:
+            raise typer.BadParameter(
+                f"{path}: unknown key {key!r}; known keys: {', '.join(CONFIG_KEYS)}", param_hint="--config"
+            )
+        if not isinstance(value, CONFIG_KEYS[key]):
+            raise typer.BadParameter(f"{path}: {key} has the wrong type ({type(value).__name__})", param_hint="--config")
+    base = path.parent
+    if "source" in data:
+        sources = [data["source"]] if isinstance(data["source"], str) else list(data["source"])
+        data["source"] = [s if os.path.isabs(s) else str(base / s) for s in sources]
+    return data
+
+
+def _parse_grid(text: str | None) -> Any:
+    if text is None:
+        return None
+    from .grid import parse_grid
+
+    try:
+        return parse_grid(text)
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc), param_hint="--grid") from None
+
+
+def _console(err: bool = False) -> Any:
+    from rich.console import Console
+
+    stream = sys.stderr if err else sys.stdout
+    return Console(file=stream, width=None if stream.isatty() else 120, soft_wrap=False)
+
+
+def _emit(report: Any, fmt: Format, output: Optional[Path]) -> None:
+    if fmt == Format.json:
+        text = report.to_json() + "\n"
+    elif fmt == Format.markdown:
+        text = report.to_markdown()
+    else:
+        text = None
+    if output is not None:
+        output.write_text(text if text is not None else report.to_text(width=120))
+        return
+    if text is not None:
+        sys.stdout.write(text)
+    else:
+        _console().print(report)
+
+
+_SOURCES_HELP = (
+    "Parquet, CSV (.csv, .csv.gz), Arrow IPC/Feather or NDJSON files, directories (hive "
+    "partitions become columns) or globs; or a .duckdb database file."
+)
+
+
+@app.command("eval")
+def eval_cmd(
+    sources: Optional[List[str]] = typer.Argument(None, help=_SOURCES_HELP, show_default=False),
+    score: Optional[str] = typer.Option(None, "--score", "-s", help="Score column, or an SQL expression."),
+    label: Optional[str] = typer.Option(
+        None, "--label", "-l", help="Label column, or an SQL expression such as \"status = 'fraud'\"."
+    ),
+    weight: Optional[str] = typer.Option(None, "--weight", "-w", help="Sample-weight column or expression."),
+    pos_label: Optional[str] = typer.Option(None, "--pos-label", help="Label value of the positive class."),
+    grid: Optional[str] = typer.Option(
+        None, "--grid", "-g", help="Binning grid: probability[:BITS] (default), float[:BITS], linear:LO:HI:BINS."
+    ),
+    threshold: Optional[List[float]] = typer.Option(
+        None, "--threshold", "-t", help="Threshold for confusion counts (repeatable). Default 0.5 for probabilities."
+    ),
+    where: Optional[str] = typer.Option(None, "--where", help="SQL filter on the rows (run by DuckDB)."),
+    sql: Optional[str] = typer.Option(
+        None, "--sql", help="DuckDB query giving the rows; the SOURCE files are the view `data`."
+    ),
+    table: Optional[str] = typer.Option(None, "--table", help="Table to read from a .duckdb SOURCE."),
+    fmt: Optional[Format] = typer.Option(None, "--format", "-f", help="Output format (default table)."),
+    output: Optional[Path] = typer.Option(None, "--output", "-o", help="Write the report to this file."),
+    save_sketch: Optional[Path] = typer.Option(
+        None, "--save-sketch", help="Save the sketch to this file (to merge or re-report later)."
+    ),
+    config: Optional[Path] = typer.Option(None, "--config", "-c", help="TOML job config; options given here override it."),
+    skip_nan: Optional[bool] = typer.Option(
+        None, "--skip-nan/--no-skip-nan", help="Skip rows with NaN/null scores (counted in the report) instead of failing."
+    ),
+    batch_rows: Optional[int] = typer.Option(None, "--batch-rows", help="Rows per batch (memory vs. overhead).", min=1),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar."),
+) -> None:
+    """Evaluate a prediction log: read it batch by batch and report metrics with their bounds."""
+    cfg = _load_config(config) if config is not None else {}
+
+    def pick(value: Any, key: str, default: Any = None) -> Any:
+        return value if value is not None else cfg.get(key, default)
+
+    srcs = list(sources) if sources else cfg.get("source", [])
+    score_ = pick(score, "score")
+    label_ = pick(label, "label")
+    sql_ = pick(sql, "sql")
+    if score_ is None:
+        raise typer.BadParameter("give the score column (--score, or `score =` in the config)", param_hint="--score")
+    if label_ is None:
+        raise typer.BadParameter("give the label column (--label, or `label =` in the config)", param_hint="--label")
+    if not srcs and sql_ is None:
+        raise typer.BadParameter("give SOURCE files or a --sql query", param_hint="SOURCE")
+    grid_ = _parse_grid(pick(grid, "grid"))
+    thresholds = list(threshold) if threshold else cfg.get("thresholds")
+    fmt_text = fmt.value if fmt is not None else cfg.get("format", "table")
+    try:
+        fmt_ = Format(fmt_text)
+    except ValueError:
+        raise typer.BadParameter(f"unknown format {fmt_text!r}; choose table, json or markdown", param_hint="--format") from None
+    save = save_sketch if save_sketch is not None else (Path(cfg["save_sketch"]) if "save_sketch" in cfg else None)
+
+    def body() -> None:
+        from .evaluate import evaluate
+        from .sources import DEFAULT_BATCH_ROWS
+
+        report = evaluate(
+            srcs or None,
+            score=score_,
+            label=label_,
+            weight=pick(weight, "weight"),
+            grid=grid_,
+            pos_label=pick(pos_label, "pos_label"),
+            where=pick(where, "where"),
+            sql=sql_,
+            table=pick(table, "table"),
+            thresholds=thresholds,
+            nan_policy="skip" if pick(skip_nan, "skip_nan", False) else "raise",
+            batch_rows=pick(batch_rows, "batch_rows", DEFAULT_BATCH_ROWS),
+            progress=not quiet,
+        )
+        if save is not None:
+            report.sketch.save(save)
+            report.provenance["sketch_file"] = str(save)
+        _emit(report, fmt_, output)
+
+    _run(body)
+
+
+@app.command("merge")
+def merge_cmd(
+    sketches: List[Path] = typer.Argument(..., help="Sketch files to merge (all on the same grid).", show_default=False),
+    out: Path = typer.Option(..., "--output", "-o", help="File to write the merged sketch to."),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="Print nothing on success."),
+) -> None:
+    """Merge sketches of shards (days, partitions, workers) into one; exact, order-free."""
+
+    def body() -> None:
+        from .sketch import load, merge
+
+        merged = merge(load(p) for p in sketches)
+        merged.save(out)
+        if not quiet:
+            typer.echo(f"merged {len(sketches)} sketches ({merged.n_rows:,} rows) into {out}", err=True)
+
+    _run(body)
+
+
+@app.command("report")
+def report_cmd(
+    sketch: Path = typer.Argument(..., help="A sketch file written by `eval --save-sketch` or `merge`.", show_default=False),
+    threshold: Optional[List[float]] = typer.Option(
+        None, "--threshold", "-t", help="Threshold for confusion counts (repeatable). Default 0.5 for probabilities."
+    ),
+    fmt: Format = typer.Option(Format.table, "--format", "-f", help="Output format."),
+    output: Optional[Path] = typer.Option(None, "--output", "-o", help="Write the report to this file."),
+) -> None:
+    """Report the metrics of a saved sketch (no data needed)."""
+
+    def body() -> None:
+        from .report import Report
+        from .sketch import load
+
+        s = load(sketch)
+        report = Report.from_sketch(s, thresholds=list(threshold) if threshold else None,
+                                    provenance={"source": str(sketch), "sketch_file": str(sketch)})
+        _emit(report, fmt, output)
+
+    _run(body)
+
+
+@app.command("generate")
+def generate_cmd(
+    out: Path = typer.Argument(..., help="Output file: .parquet, .csv or .csv.gz.", show_default=False),
+    rows: int = typer.Option(1_000_000, "--rows", "-n", help="Number of rows.", min=0),
+    distribution: str = typer.Option("mid", "--distribution", "-d", help="mid, rare, credit or logit."),
+    prevalence: Optional[float] = typer.Option(None, "--prevalence", help="Share of positives (default per distribution)."),
+    separation: Optional[float] = typer.Option(None, "--separation", help="Distance of the class means on the logit scale."),
+    decimals: Optional[int] = typer.Option(None, "--decimals", help="Round scores to this many decimals (discrete scores)."),
+    seed: int = typer.Option(0, "--seed", help="Random seed."),
+    dtype: str = typer.Option("float64", "--dtype", help="Score dtype: float64 or float32."),
+    weight: bool = typer.Option(False, "--weight/--no-weight", help="Add a weight column."),
+) -> None:
+    """Write a synthetic prediction log of any size (columns score, label, optional weight, segment, ts)."""
+    from . import synthetic
+
+    try:
+        synthetic.LogSpec(rows, distribution=distribution, prevalence=prevalence, separation=separation,
+                          decimals=decimals, seed=seed, score_dtype=dtype, weight=weight)
+        if not str(out).lower().endswith((".parquet", ".pq", ".csv", ".csv.gz")):
+            raise ValueError("use a .parquet, .csv or .csv.gz file name")
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc)) from None
+    _run(lambda: synthetic.write_log(out, rows, distribution=distribution, prevalence=prevalence,
+                                     separation=separation, decimals=decimals, seed=seed, score_dtype=dtype,
+                                     weight=weight))
+    typer.echo(f"wrote {rows:,} rows to {out}", err=True)
+
+
+@app.command("demo")
+def demo_cmd(
+    rows: int = typer.Option(2_000_000, "--rows", "-n", help="Rows in the sample log.", min=1),
+    directory: Path = typer.Option(Path("streameval-demo"), "--dir", help="Where to write the sample log."),
+    fmt: Format = typer.Option(Format.table, "--format", "-f", help="Output format."),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar."),
+) -> None:
+    """Write a realistic sample prediction log (Parquet) and evaluate it: see it work on no data of your own."""
+    from . import synthetic
+    from .evaluate import evaluate
+
+    def body() -> None:
+        directory.mkdir(parents=True, exist_ok=True)
+        path = directory / "predictions.parquet"
+        typer.echo(f"writing a sample fraud-model log of {rows:,} rows to {path} ...", err=True)
+        synthetic.write_parquet(path, rows, distribution="mid", weight=True, seed=2024)
+        cmd = f"streameval eval {path} --score score --label label --weight weight --threshold 0.5 --threshold 0.8"
+        typer.echo(f"evaluating: {cmd}", err=True)
+        report = evaluate(str(path), score="score", label="label", weight="weight", thresholds=[0.5, 0.8],
+                          progress=not quiet)
+        report.sketch.save(directory / "predictions.sketch")
+        _emit(report, fmt, None)
+        typer.echo(
+            f"sketch saved to {directory / 'predictions.sketch'}; try `streameval report "
+            f"{directory / 'predictions.sketch'} --threshold 0.3`",
+            err=True,
+        )
+
+    _run(body)
+
+
+def main() -> None:
+    """Console-script entry point."""
+    app()
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()

@@ -1,0 +1,232 @@
+"""Tests of the streameval command line: results, help, exit codes and error messages."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+from sklearn.metrics import roc_auc_score
+from typer.testing import CliRunner
+
+from streameval import synthetic
+from streameval.cli import app
+
+runner = CliRunner()
+ROOT = Path(__file__).resolve().parents[1]
+COMMANDS = ["eval", "merge", "report", "generate", "demo"]
+
+
+def run(*args: str):
+    return runner.invoke(app, [str(a) for a in args])
+
+
+@pytest.fixture(scope="module")
+def log(tmp_path_factory) -> Path:
+    d = tmp_path_factory.mktemp("cli")
+    path = d / "log.parquet"
+    synthetic.write_parquet(path, 6000, decimals=3, seed=31, row_group_rows=2000)
+    return path
+
+
+def _json(result) -> dict:
+    assert result.exit_code == 0, result.stderr + result.stdout
+    return json.loads(result.stdout)
+
+
+def test_every_command_has_help():
+    top = run("--help")
+    assert top.exit_code == 0
+    for cmd in COMMANDS:
+        assert cmd in top.stdout
+        r = run(cmd, "--help")
+        assert r.exit_code == 0 and "Usage" in r.stdout
+        doc = app.registered_commands[COMMANDS.index(cmd)].callback.__doc__
+        assert doc and doc.strip()
+    docs = (ROOT / "docs" / "cli.md").read_text()
+    for cmd in COMMANDS:
+        assert f"streameval {cmd}" in docs
+
+
+def test_eval_json_matches_sklearn(log):
+    d = _json(run("eval", log, "--score", "score", "--label", "label", "--format", "json", "-t", "0.5", "-t", "0.25"))
+    t = pq.read_table(log)
+    y, s = t.column("label").to_numpy(), t.column("score").to_numpy()
+    assert d["metrics"]["roc_auc"]["exact"]
+    assert d["metrics"]["roc_auc"]["value"] == pytest.approx(roc_auc_score(y, s), abs=1e-12)
+    assert d["thresholds"][1]["tp"] == float(((s >= 0.25) & (y == 1)).sum())
+    assert d["provenance"]["source"] == str(log)
+
+
+def test_eval_table_and_markdown(log, tmp_path):
+    r = run("eval", log, "--score", "score", "--label", "label", "--quiet")
+    assert r.exit_code == 0 and "ROC AUC" in r.stdout and "provenance" in r.stdout
+    r = run("eval", log, "--score", "score", "--label", "label", "-f", "markdown", "-o", tmp_path / "r.md")
+    assert r.exit_code == 0 and (tmp_path / "r.md").read_text().startswith("## streameval report")
+
+
+def test_eval_expression_and_where(log):
+    d = _json(run("eval", log, "--score", "score", "--label", "label = 1", "--where", "segment = 'web'", "-f", "json"))
+    t = pq.read_table(log)
+    mask = t.column("segment").to_numpy(zero_copy_only=False) == "web"
+    y, s = t.column("label").to_numpy()[mask], t.column("score").to_numpy()[mask]
+    assert d["metrics"]["roc_auc"]["value"] == pytest.approx(roc_auc_score(y, s), abs=1e-12)
+    d2 = _json(run("eval", log, "--sql", "SELECT * FROM data WHERE segment = 'web'", "--score", "score",
+                   "--label", "label", "-f", "json"))
+    assert d2["metrics"]["roc_auc"] == d["metrics"]["roc_auc"]
+
+
+def test_shards_merge_report_equals_eval_all(tmp_path):
+    shards = []
+    for i in range(3):
+        p = tmp_path / f"day={i}" / "part.parquet"
+        p.parent.mkdir()
+        synthetic.write_parquet(p, 3000, seed=100 + i, weight=True)
+        shards.append(p)
+    for i, p in enumerate(shards):
+        r = run("eval", p, "--score", "score", "--label", "label", "--weight", "weight", "-q",
+                "--save-sketch", tmp_path / f"s{i}.sketch", "-f", "json")
+        assert r.exit_code == 0, r.stderr
+    r = run("merge", *[tmp_path / f"s{i}.sketch" for i in range(3)], "-o", tmp_path / "all.sketch")
+    assert r.exit_code == 0 and "9,000 rows" in r.stderr
+    merged = _json(run("report", tmp_path / "all.sketch", "-f", "json", "-t", "0.5"))
+    whole = _json(run("eval", tmp_path, "--score", "score", "--label", "label", "--weight", "weight",
+                      "-f", "json", "-t", "0.5"))
+    for key, v in whole["metrics"].items():
+        if key in ("log_loss", "brier", "ece"):
+            assert merged["metrics"][key]["value"] == pytest.approx(v["value"], rel=1e-12)
+        else:
+            assert merged["metrics"][key] == v, key
+    assert merged["thresholds"] == whole["thresholds"]
+    assert whole["provenance"]["n_files"] == 3
+
+
+def test_config_file_credit(tmp_path):
+    t = synthetic.generate(4000, distribution="credit", seed=3)
+    t = t.rename_columns(["risk_score", "defaulted", "segment", "ts"])
+    pq.write_table(t, tmp_path / "credit.parquet")
+    cfg = (ROOT / "configs" / "credit.toml").read_text()
+    (tmp_path / "credit.toml").write_text(cfg.replace('["../data/credit/"]', '["credit.parquet"]'))
+    d = _json(run("eval", "--config", tmp_path / "credit.toml", "--format", "json"))
+    y, s = t.column("defaulted").to_numpy(), t.column("risk_score").to_numpy()
+    assert d["provenance"]["grid"] == {"kind": "linear", "lo": 300.0, "hi": 851.0, "bins": 551}
+    assert d["metrics"]["roc_auc"]["exact"]
+    assert d["metrics"]["roc_auc"]["value"] == pytest.approx(roc_auc_score(y, s), abs=1e-12)
+    assert [c["requested_threshold"] for c in d["thresholds"]] == [600, 650, 700]
+
+
+@pytest.mark.parametrize("name", ["credit.toml", "fraud.toml", "rare-events.toml"])
+def test_example_configs_parse(name):
+    from streameval.cli import _load_config
+    from streameval.grid import parse_grid
+
+    cfg = _load_config(ROOT / "configs" / name)
+    assert cfg["score"] and cfg["label"] and cfg["source"]
+    parse_grid(cfg["grid"])
+
+
+def test_demo_and_generate(tmp_path):
+    r = run("demo", "--rows", "5000", "--dir", tmp_path / "demo", "-q", "-f", "json")
+    assert r.exit_code == 0, r.stderr
+    assert json.loads(r.stdout)["metrics"]["n_rows"] == 5000
+    assert (tmp_path / "demo" / "predictions.parquet").exists() and (tmp_path / "demo" / "predictions.sketch").exists()
+    r = run("generate", tmp_path / "g.csv.gz", "--rows", "1000", "--distribution", "rare", "--decimals", "4")
+    assert r.exit_code == 0
+    d = _json(run("eval", tmp_path / "g.csv.gz", "--score", "score", "--label", "label", "-f", "json"))
+    assert d["metrics"]["n_rows"] == 1000
+
+
+# -- usage errors: exit 2 ----------------------------------------------------------------------
+@pytest.mark.parametrize(
+    "args, needle",
+    [
+        (["--grid", "bogus"], "bad grid"),
+        (["--format", "xml"], "xml"),
+        (["--no-such-option"], "No such option"),
+        (["--config", "missing.toml"], "no such file"),
+    ],
+)
+def test_usage_errors_exit_2(log, args, needle):
+    r = run("eval", log, "--score", "score", "--label", "label", *args)
+    assert r.exit_code == 2
+    assert needle in r.stderr
+
+
+def test_missing_score_option_is_usage_error(log):
+    r = run("eval", log, "--label", "label")
+    assert r.exit_code == 2 and "--score" in r.stderr
+
+
+def test_bad_config_key_is_usage_error(tmp_path, log):
+    (tmp_path / "c.toml").write_text('score = "score"\nlabel = "label"\nscroe = 1\n')
+    r = run("eval", log, "--config", tmp_path / "c.toml")
+    assert r.exit_code == 2 and "scroe" in r.stderr
+
+
+# -- data errors: exit 1 -----------------------------------------------------------------------
+def test_missing_file(tmp_path):
+    r = run("eval", tmp_path / "nope.parquet", "--score", "score", "--label", "label")
+    assert r.exit_code == 1 and "nope.parquet" in r.stderr and "no such file" in r.stderr
+
+
+def test_missing_column_lists_available(log):
+    r = run("eval", log, "--score", "prob", "--label", "label")
+    assert r.exit_code == 1
+    assert str(log) in r.stderr and "'prob'" in r.stderr and "score, label, segment, ts" in r.stderr
+
+
+def test_non_binary_labels_show_examples(tmp_path):
+    pq.write_table(pa.table({"score": [0.1, 0.5, 0.9], "label": [0, 1, 7]}), tmp_path / "bad.parquet")
+    r = run("eval", tmp_path / "bad.parquet", "--score", "score", "--label", "label")
+    assert r.exit_code == 1
+    assert "bad.parquet" in r.stderr and "label 'label'" in r.stderr and "7 (1 rows)" in r.stderr
+
+
+def test_nan_scores(tmp_path):
+    pq.write_table(pa.table({"score": [0.1, float("nan"), 0.9], "label": [0, 1, 1]}), tmp_path / "nan.parquet")
+    r = run("eval", tmp_path / "nan.parquet", "--score", "score", "--label", "label")
+    assert r.exit_code == 1 and "NaN" in r.stderr and "row 1" in r.stderr and "nan.parquet" in r.stderr
+    d = _json(run("eval", tmp_path / "nan.parquet", "--score", "score", "--label", "label", "--skip-nan", "-f", "json"))
+    assert d["provenance"]["rows_skipped"]["nan_score"] == 1
+
+
+def test_empty_input(tmp_path):
+    pq.write_table(pa.table({"score": pa.array([], pa.float64()), "label": pa.array([], pa.int8())}), tmp_path / "e.parquet")
+    r = run("eval", tmp_path / "e.parquet", "--score", "score", "--label", "label")
+    assert r.exit_code == 1 and "no rows" in r.stderr
+
+
+def test_corrupt_sketch(tmp_path, log):
+    good = tmp_path / "good.sketch"
+    assert run("eval", log, "--score", "score", "--label", "label", "-q", "--save-sketch", good).exit_code == 0
+    data = bytearray(good.read_bytes())
+    data[len(data) // 2] ^= 0xFF
+    bad = tmp_path / "bad.sketch"
+    bad.write_bytes(bytes(data))
+    r = run("report", bad)
+    assert r.exit_code == 1 and "bad.sketch" in r.stderr and "corrupt" in r.stderr
+    (tmp_path / "junk.sketch").write_bytes(b"hello world, not a sketch")
+    r = run("merge", good, tmp_path / "junk.sketch", "-o", tmp_path / "out.sketch")
+    assert r.exit_code == 1 and "junk.sketch" in r.stderr and "not a streameval sketch" in r.stderr
+    r = run("report", tmp_path / "missing.sketch")
+    assert r.exit_code == 1 and "missing.sketch" in r.stderr
+
+
+def test_merge_incompatible_grids(tmp_path, log):
+    a, b = tmp_path / "a.sketch", tmp_path / "b.sketch"
+    run("eval", log, "--score", "score", "--label", "label", "-q", "--save-sketch", a)
+    run("eval", log, "--score", "score", "--label", "label", "-q", "--grid", "linear:0:1:100", "--save-sketch", b)
+    r = run("merge", a, b, "-o", tmp_path / "c.sketch")
+    assert r.exit_code == 1 and "different grids" in r.stderr
+
+
+def test_python_dash_m_entry_point():
+    import subprocess
+    import sys
+
+    r = subprocess.run([sys.executable, "-m", "streameval", "--help"], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0 and "eval" in r.stdout

@@ -1,0 +1,182 @@
+"""Tests of streameval.evaluate: numbers against scikit-learn, shard merging, bad inputs."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+from sklearn.metrics import average_precision_score, confusion_matrix, roc_auc_score
+
+import streameval
+from streameval import synthetic
+from streameval.errors import InputError
+from streameval.evaluate import EmptyInputError, evaluate, sketch_source
+from streameval.report import Report
+
+
+def _arrays(table):
+    return table.column("label").to_numpy(), table.column("score").to_numpy()
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+def test_discrete_scores_match_sklearn_exactly(weighted):
+    t = synthetic.generate(20_000, decimals=3, weight=weighted, seed=5)
+    y, s = _arrays(t)
+    w = t.column("weight").to_numpy() if weighted else None
+    r = evaluate(t, score="score", label="label", weight="weight" if weighted else None, thresholds=[0.2, 0.5])
+    m = r.metrics
+    assert m["roc_auc"]["exact"] and m["average_precision"]["exact"]
+    assert m["roc_auc"]["value"] == pytest.approx(roc_auc_score(y, s, sample_weight=w), abs=1e-12)
+    assert m["partial_roc_auc"]["value"] == pytest.approx(roc_auc_score(y, s, sample_weight=w, max_fpr=0.1), abs=1e-12)
+    assert m["average_precision"]["value"] == pytest.approx(average_precision_score(y, s, sample_weight=w), abs=1e-12)
+    assert m["gini"]["value"] == pytest.approx(2 * roc_auc_score(y, s, sample_weight=w) - 1, abs=1e-12)
+    for c, th in zip(r.confusion, [0.2, 0.5]):
+        tn, fp, fn, tp = confusion_matrix(y, s >= th, sample_weight=w).ravel()
+        assert c["exact"]
+        assert (c["tp"], c["fp"], c["fn"], c["tn"]) == pytest.approx((tp, fp, fn, tn), rel=1e-12)
+    assert m["n_rows"] == 20_000
+    assert m["positives"]["value"] == pytest.approx(w[y == 1].sum() if weighted else y.sum(), rel=1e-12)
+
+
+def test_continuous_scores_inside_interval():
+    t = synthetic.generate(50_000, seed=6)
+    y, s = _arrays(t)
+    m = evaluate(t, score="score", label="label").metrics
+    for key, ref in (("roc_auc", roc_auc_score(y, s)), ("average_precision", average_precision_score(y, s))):
+        assert m[key]["lower"] - 1e-12 <= ref <= m[key]["upper"] + 1e-12
+        assert m[key]["upper"] - m[key]["lower"] < 1e-3
+
+
+def test_rare_distribution_inside_interval():
+    t = synthetic.generate(200_000, distribution="rare", seed=9)
+    y, s = _arrays(t)
+    m = evaluate(t, score="score", label="label").metrics
+    ref = roc_auc_score(y, s)
+    assert m["roc_auc"]["lower"] - 1e-12 <= ref <= m["roc_auc"]["upper"] + 1e-12
+    assert m["roc_auc"]["upper"] - m["roc_auc"]["lower"] < 1e-3
+
+
+def test_shard_merge_equals_whole(tmp_path):
+    t = synthetic.generate(12_000, decimals=4, weight=True, seed=12, chunk_rows=4000)
+    paths = []
+    for i in range(3):
+        p = tmp_path / f"shard-{i}.parquet"
+        pq.write_table(t.slice(4000 * i, 4000), p)
+        paths.append(p)
+    whole = evaluate([str(p) for p in paths], score="score", label="label", weight="weight")
+    sketches = [sketch_source(str(p), score="score", label="label", weight="weight")[0] for p in paths]
+    for i, s in enumerate(sketches):
+        s.save(tmp_path / f"{i}.sketch")
+    merged = streameval.merge(streameval.load(tmp_path / f"{i}.sketch") for i in (2, 0, 1))
+    r = Report.from_sketch(merged)
+    for key, v in whole.metrics.items():
+        if key in ("log_loss", "brier", "ece"):  # floating-point running sums: equal up to rounding
+            assert r.metrics[key]["value"] == pytest.approx(v["value"], rel=1e-12)
+        else:
+            assert r.metrics[key] == v, key
+    assert r.confusion == whole.confusion
+
+
+def test_batch_size_does_not_change_results():
+    t = synthetic.generate(9000, seed=13)
+    a = evaluate(t, score="score", label="label", batch_rows=1000)
+    b = evaluate(t, score="score", label="label", batch_rows=1 << 20)
+    assert a.sketch.table().P == b.sketch.table().P
+    assert a.metrics["roc_auc"] == b.metrics["roc_auc"]
+
+
+def test_expressions_where_and_pos_label(tmp_path):
+    t = synthetic.generate(5000, decimals=3, seed=14)
+    status = np.where(t.column("label").to_numpy() == 1, "fraud", "ok")
+    t = t.append_column("status", pa.array(status))
+    pq.write_table(t, tmp_path / "log.parquet")
+    path = str(tmp_path / "log.parquet")
+    by_expr = evaluate(path, score="score", label="status = 'fraud'")
+    by_pos = evaluate(path, score="score", label="status", pos_label="fraud")
+    plain = evaluate(path, score="score", label="label")
+    assert by_expr.metrics["roc_auc"] == by_pos.metrics["roc_auc"] == plain.metrics["roc_auc"]
+    web = evaluate(path, score="score", label="label", where="segment = 'web'")
+    mask = t.column("segment").to_numpy(zero_copy_only=False) == "web"
+    y, s = _arrays(t)
+    assert web.metrics["roc_auc"]["value"] == pytest.approx(roc_auc_score(y[mask], s[mask]), abs=1e-12)
+    assert web.provenance["rows_read"] == mask.sum() and web.provenance["where"] == "segment = 'web'"
+    # a textual pos_label (from the command line) is converted to the label column's type
+    assert evaluate(path, score="score", label="label", pos_label="1").metrics["roc_auc"] == plain.metrics["roc_auc"]
+
+
+def test_provenance():
+    t = synthetic.generate(1000, seed=1)
+    r = evaluate(t, score="score", label="label", grid="linear:0:1:1000")
+    p = r.provenance
+    assert p["rows_read"] == 1000 and p["rows_skipped"] == {"nan_score": 0}
+    assert p["grid"] == {"kind": "linear", "lo": 0.0, "hi": 1.0, "bins": 1000}
+    assert p["streameval_version"] == streameval.__version__
+    assert p["elapsed_seconds"] >= 0 and p["source_kind"] == "arrow"
+
+
+def test_nan_scores_raise_or_skip(tmp_path):
+    s = np.array([0.1, np.nan, 0.7, 0.4, np.nan])
+    y = np.array([0, 1, 1, 0, 0])
+    pq.write_table(pa.table({"score": s, "label": y}), tmp_path / "nan.parquet")
+    path = str(tmp_path / "nan.parquet")
+    with pytest.raises(InputError) as e:
+        evaluate(path, score="score", label="label")
+    assert path in str(e.value) and "score 'score'" in str(e.value) and "row 1" in str(e.value)
+    r = evaluate(path, score="score", label="label", nan_policy="skip")
+    assert r.provenance["rows_skipped"] == {"nan_score": 2}
+    assert r.metrics["roc_auc"]["value"] == 1.0
+
+
+def test_error_row_is_counted_inside_the_file(tmp_path):
+    for i in range(2):
+        y = np.zeros(100, dtype=np.int64)
+        y[50] = 1
+        if i == 1:
+            y[70] = 3
+        pq.write_table(pa.table({"score": np.linspace(0, 1, 100), "label": y}), tmp_path / f"p{i}.parquet")
+    with pytest.raises(InputError) as e:
+        evaluate(str(tmp_path), score="score", label="label")
+    msg = str(e.value)
+    assert "p1.parquet" in msg and "row 70" in msg and "label 'label'" in msg and "3 (1 rows)" in msg
+
+
+def test_non_binary_labels_show_examples():
+    with pytest.raises(InputError, match=r"label values seen: 0 .*2 \(1 rows\)"):
+        evaluate({"s": np.array([0.1, 0.2, 0.3]), "y": np.array([0, 1, 2])}, score="s", label="y")
+
+
+def test_empty_input(tmp_path):
+    pq.write_table(pa.table({"score": pa.array([], pa.float64()), "label": pa.array([], pa.int8())}), tmp_path / "e.parquet")
+    with pytest.raises(EmptyInputError, match="no rows"):
+        evaluate(str(tmp_path / "e.parquet"), score="score", label="label")
+    t = synthetic.generate(100)
+    with pytest.raises(EmptyInputError, match="matched none"):
+        evaluate(t, score="score", label="label", where="score > 2")
+
+
+def test_one_class_is_reported_not_crashed():
+    r = evaluate({"s": np.array([0.1, 0.4, 0.8]), "y": np.array([0, 0, 0])}, score="s", label="y")
+    assert r.metrics["roc_auc"]["value"] is None and r.metrics["ks"]["value"] is None
+    assert any("one class" in n or "both classes" in n for n in r.notes)
+    r.to_json()  # strict JSON
+
+
+def test_progress_callback():
+    calls = []
+    evaluate(synthetic.generate(2500), score="score", label="label", batch_rows=1000,
+             progress=lambda done, total: calls.append((done, total)))
+    assert calls == [(1000, 2500), (2000, 2500), (2500, 2500)]
+
+
+def test_integer_scores_on_linear_grid_are_exact():
+    t = synthetic.generate(20_000, distribution="credit", seed=3)
+    y, s = _arrays(t)
+    r = evaluate(t, score="score", label="label", grid="linear:300:851:551", thresholds=[600, 700])
+    assert r.metrics["roc_auc"]["exact"]
+    assert r.metrics["roc_auc"]["value"] == pytest.approx(roc_auc_score(y, s), abs=1e-12)
+    tn, fp, fn, tp = confusion_matrix(y, s >= 600).ravel()
+    assert (r.confusion[0]["tp"], r.confusion[0]["fp"]) == (tp, fp) and r.confusion[0]["exact"]
+    assert not math.isnan(r.metrics["ks"]["value"])

@@ -1,0 +1,199 @@
+"""Tests of streameval.sources: every source kind gives batches of exactly score/label[/weight]."""
+
+from __future__ import annotations
+
+import duckdb
+import numpy as np
+import pandas as pd
+import polars as pl
+import pyarrow as pa
+import pyarrow.dataset as ds
+import pyarrow.feather as feather
+import pyarrow.parquet as pq
+import pytest
+
+from streameval import synthetic
+from streameval.sources import SourceError, open_source
+
+N = 3000
+
+
+@pytest.fixture(scope="module")
+def log() -> pa.Table:
+    return synthetic.generate(N, decimals=3, weight=True, seed=11, chunk_rows=1000)
+
+
+def _read(src) -> pa.Table:
+    batches = [c.batch for c in src.chunks()]
+    return pa.Table.from_batches(batches)
+
+
+def _check(table: pa.Table, log: pa.Table, weight: bool = False, rows=None) -> None:
+    names = ["score", "label"] + (["weight"] if weight else [])
+    assert table.column_names == names
+    expected = log if rows is None else log.filter(rows)
+    s = np.sort(table.column("score").to_numpy())
+    assert np.allclose(s, np.sort(expected.column("score").to_numpy()))
+    assert table.column("label").to_numpy().astype(int).sum() == expected.column("label").to_numpy().sum()
+
+
+def test_parquet_file_reads_only_needed_columns(tmp_path, log):
+    path = tmp_path / "log.parquet"
+    pq.write_table(log, path, row_group_size=1000)
+    src = open_source(str(path), score="score", label="label", weight="weight", batch_rows=700)
+    assert src.engine == "pyarrow.dataset" and src.total_rows == N and src.kind == "parquet"
+    chunks = list(src.chunks())
+    assert max(c.batch.num_rows for c in chunks) <= 700
+    assert all(c.origin == str(path) for c in chunks)
+    _check(_read(src), log, weight=True)
+
+
+def test_parquet_hive_partitioned_directory(tmp_path, log):
+    ds.write_dataset(log, tmp_path / "hive", format="parquet", partitioning=["segment"], partitioning_flavor="hive")
+    src = open_source(str(tmp_path / "hive"), score="score", label="label")
+    assert src.total_rows == N and len(src.files) == 4
+    _check(_read(src), log)
+    # the partition column is usable in a filter and in expressions (through DuckDB)
+    web = open_source(str(tmp_path / "hive"), score="score", label="label", where="segment = 'web'")
+    assert web.engine == "duckdb"
+    _check(_read(web), log, rows=pa.compute.equal(log.column("segment"), "web"))
+    expr = open_source(str(tmp_path / "hive"), score="score", label="segment = 'web'")
+    assert _read(expr).column("label").type == pa.bool_()
+
+
+def test_glob_of_files(tmp_path, log):
+    for i in range(3):
+        pq.write_table(log.slice(i * 1000, 1000), tmp_path / f"part-{i}.parquet")
+    src = open_source(str(tmp_path / "part-*.parquet"), score="score", label="label")
+    assert len(src.files) == 3 and src.total_rows == N
+    _check(_read(src), log)
+
+
+def test_csv_gz(tmp_path, log):
+    path = synthetic.write_csv(tmp_path / "log.csv.gz", N, decimals=3, weight=True, seed=11, chunk_rows=1000)
+    src = open_source(path, score="score", label="label", weight="weight")
+    assert src.kind == "csv"
+    _check(_read(src), log, weight=True)
+
+
+def test_arrow_ipc(tmp_path, log):
+    path = tmp_path / "log.arrow"
+    feather.write_feather(log, path)
+    src = open_source(str(path), score="score", label="label")
+    assert src.kind == "ipc" and src.total_rows == N
+    _check(_read(src), log)
+    expr = open_source(str(path), score="score * 1.0", label="label = 1")
+    _check(_read(expr), log)
+
+
+def test_ndjson(tmp_path, log):
+    path = tmp_path / "log.ndjson"
+    log.select(["score", "label"]).to_pandas().to_json(path, orient="records", lines=True)
+    _check(_read(open_source(str(path), score="score", label="label")), log)
+    _check(_read(open_source(str(path), score="score", label="label > 0")), log)
+
+
+def test_duckdb_query_and_table_in_file(tmp_path, log):
+    db = tmp_path / "preds.duckdb"
+    con = duckdb.connect(str(db))
+    con.register("log_view", log)
+    con.sql("CREATE TABLE preds AS SELECT * FROM log_view")
+    con.close()
+    src = open_source(str(db), score="score", label="label", table="preds")
+    assert src.total_rows == N
+    _check(_read(src), log)
+    only = open_source(str(db), score="score", label="label")  # the only table
+    _check(_read(only), log)
+    q = open_source(str(db), sql="SELECT * FROM preds WHERE segment = 'app'", score="score", label="label")
+    _check(_read(q), log, rows=pa.compute.equal(log.column("segment"), "app"))
+
+
+def test_duckdb_in_memory_query_over_files(tmp_path, log):
+    pq.write_table(log, tmp_path / "log.parquet")
+    sql = f"SELECT * FROM read_parquet('{tmp_path / 'log.parquet'}')"
+    _check(_read(open_source(None, sql=sql, score="score", label="label")), log)
+    # with files as SOURCE, the query sees them as the view `data`
+    q = open_source(str(tmp_path / "log.parquet"), sql="SELECT * FROM data WHERE label = 1", score="score", label="label")
+    assert _read(q).num_rows == log.column("label").to_numpy().sum()
+
+
+def test_duckdb_connection_and_relation(log):
+    con = duckdb.connect()
+    con.register("log_view", log)
+    con.sql("CREATE TABLE t AS SELECT * FROM log_view")
+    _check(_read(open_source(con, table="t", score="score", label="label")), log)
+    rel = con.sql("SELECT * FROM t")
+    _check(_read(open_source(rel, score="score", label="label = 1")), log)
+
+
+def test_polars_lazy_and_eager(log):
+    df = pl.from_arrow(log)
+    _check(_read(open_source(df.lazy(), score="score", label="label", batch_rows=500)), log)
+    _check(_read(open_source(df, score="score", label="label", weight="weight")), log, weight=True)
+    web = open_source(df.lazy(), score="score", label="label = 1", where="segment = 'web'")
+    _check(_read(web), log, rows=pa.compute.equal(log.column("segment"), "web"))
+
+
+def test_pandas(log):
+    df = log.to_pandas()
+    src = open_source(df, score="score", label="label", batch_rows=1000)
+    assert src.total_rows == N
+    assert [c.batch.num_rows for c in src.chunks()] == [1000, 1000, 1000]
+    _check(_read(src), log)
+    _check(_read(open_source(df, score="score", label="label", where="segment = 'store'")), log,
+           rows=pa.compute.equal(log.column("segment"), "store"))
+
+
+def test_numpy_mapping_and_structured(log):
+    s, y = log.column("score").to_numpy(), log.column("label").to_numpy()
+    _check(_read(open_source({"p": s, "y": y}, score="p", label="y", batch_rows=999)), log)
+    rec = np.zeros(N, dtype=[("p", "f8"), ("y", "i1")])
+    rec["p"], rec["y"] = s, y
+    _check(_read(open_source(rec, score="p", label="y")), log)
+
+
+def test_iterable_of_record_batches(log):
+    batches = log.to_batches(max_chunksize=400)
+    _check(_read(open_source(iter(batches), score="score", label="label")), log)
+    _check(_read(open_source(iter(batches), score="score", label="label = 1", where="score >= 0")), log)
+    _check(_read(open_source(pa.RecordBatchReader.from_batches(log.schema, batches), score="score", label="label")), log)
+
+
+def test_missing_column_names_file_and_lists_available(tmp_path, log):
+    path = tmp_path / "log.parquet"
+    pq.write_table(log, path)
+    with pytest.raises(SourceError) as e:
+        open_source(str(path), score="prob", label="label").chunks().__next__()
+    msg = str(e.value)
+    assert str(path) in msg and "'prob'" in msg and "score, label, weight, segment, ts" in msg
+    with pytest.raises(SourceError, match="not found|available columns"):
+        open_source(str(path), score="prob * 2", label="label")
+
+
+def test_missing_file_and_empty_glob(tmp_path):
+    with pytest.raises(SourceError, match="no such file"):
+        open_source(str(tmp_path / "nope.parquet"), score="s", label="y")
+    with pytest.raises(SourceError, match="no files match"):
+        open_source(str(tmp_path / "*.parquet"), score="s", label="y")
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(SourceError, match="no data files"):
+        open_source(str(tmp_path / "empty"), score="s", label="y")
+
+
+def test_mixed_and_unknown_formats(tmp_path, log):
+    pq.write_table(log, tmp_path / "a.parquet")
+    feather.write_feather(log, tmp_path / "b.feather")
+    (tmp_path / "c.txt").write_text("x")
+    with pytest.raises(SourceError, match="mix file formats"):
+        open_source([str(tmp_path / "a.parquet"), str(tmp_path / "b.feather")], score="score", label="label")
+    with pytest.raises(SourceError, match="unknown file type"):
+        open_source(str(tmp_path / "c.txt"), score="score", label="label")
+
+
+def test_unsupported_source_type():
+    from streameval.errors import InputTypeError
+
+    with pytest.raises(InputTypeError):
+        open_source(42, score="s", label="y")
+    with pytest.raises(InputTypeError, match="mapping"):
+        open_source(np.zeros(3), score="s", label="y")
