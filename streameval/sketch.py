@@ -21,7 +21,7 @@ import numpy as np
 import numpy.typing as npt
 
 from . import io, kernels
-from .errors import IncompatibleGridError, InputError, InputTypeError
+from .errors import IncompatibleGridError, InputError, InputTypeError, SketchFormatError
 from .grid import DEFAULT_GRID, Grid
 from .inputs import LabelEncoder, as_1d_array, clean_scores, clean_weights
 from .metrics import auc, curves, probability, thresholds
@@ -69,6 +69,7 @@ class BinarySketch:
     """
 
     def __init__(self, grid: Grid | None = None, *, pos_label: Any = None) -> None:
+        pos_label = _plain(pos_label)
         grid = DEFAULT_GRID if grid is None else grid
         if not isinstance(grid, Grid):
             raise InputTypeError(f"grid must be a streameval Grid, got {type(grid).__name__}")
@@ -81,6 +82,7 @@ class BinarySketch:
         self.counters: dict[str, Any] = {name: 0 for name in _INT_COUNTERS}
         self.counters.update({name: 0.0 for name in _FLOAT_COUNTERS})
         self.counters["weighted"] = False
+        self._created_by: str | None = None  # kept from a loaded file until the sketch changes
 
     # -- state -------------------------------------------------------------------------------
     def _densify(self) -> np.ndarray:
@@ -92,6 +94,7 @@ class BinarySketch:
             self._keys = np.empty(0, dtype=np.int64)
             self._values = kernels.empty_values(0)
         self._table = None
+        self._created_by = None
         return self._dense
 
     def _compact(self) -> tuple[npt.NDArray[np.int64], np.ndarray]:
@@ -176,20 +179,22 @@ class BinarySketch:
         """
         if nan_policy not in NAN_POLICIES:
             raise ValueError(f"nan_policy must be one of {NAN_POLICIES}, got {nan_policy!r}")
+        pos_label = _plain(pos_label)
+        # Validate the whole chunk on a copy of the label state first: a rejected chunk leaves
+        # the sketch exactly as it was.
+        encoder = LabelEncoder(self._labels.pos_label, self._labels.neg_label)
         if pos_label is not None:
-            if self._labels.pos_label is None and self.counters["n_rows"] == 0:
-                self._labels.pos_label = pos_label
-            elif self._labels.pos_label != pos_label:
-                raise InputError(
-                    f"pos_label={pos_label!r} differs from this sketch's {self._labels.pos_label!r}"
-                )
+            if encoder.pos_label is None and self.counters["n_rows"] == 0:
+                encoder.pos_label = pos_label
+            elif encoder.pos_label != pos_label:
+                raise InputError(f"pos_label={pos_label!r} differs from this sketch's {encoder.pos_label!r}")
         offset = int(self.counters["n_rows"])
         y = as_1d_array(y_true, "y_true")
         s = as_1d_array(y_score, "y_score")
         if y.shape[0] != s.shape[0]:
             raise InputError(f"y_true has {y.shape[0]} rows but y_score has {s.shape[0]}")
-        scores, n_nan = clean_scores(s, offset, nan_policy)
-        labels = self._labels.encode(y, offset)
+        scores, _ = clean_scores(s, offset, nan_policy)
+        labels = encoder.encode(y, offset)
         weighted = sample_weight is not None
         if weighted:
             weights = clean_weights(as_1d_array(sample_weight, "sample_weight"), s.shape[0], offset)
@@ -197,12 +202,12 @@ class BinarySketch:
         else:
             weights = np.empty(0, dtype=np.float64)
             n_zero = 0
+        self._labels = encoder
         self._add(scores, labels, weights, weighted)
         c = self.counters
         c["n_rows"] += int(s.shape[0])
         c["n_zero_weight"] += n_zero
         c["weighted"] = bool(c["weighted"] or weighted)
-        assert c["n_nan"] >= n_nan or nan_policy == "skip"
         return self
 
     def _add(self, scores: np.ndarray, labels: np.ndarray, weights: np.ndarray, weighted: bool) -> None:
@@ -263,7 +268,7 @@ class BinarySketch:
     # -- files -------------------------------------------------------------------------------
     def _parts(self) -> io.SketchParts:
         keys, values = self._compact()
-        meta: dict[str, Any] = {"created_by": f"streameval {_version()}"}
+        meta: dict[str, Any] = {"created_by": self._created_by or f"streameval {_version()}"}
         for name in ("pos_label", "neg_label"):
             value = getattr(self._labels, name)
             if value is not None:
@@ -287,11 +292,18 @@ class BinarySketch:
         sketch = cls(parts.grid)
         sketch._labels = LabelEncoder(parts.meta.get("pos_label"), parts.meta.get("neg_label"))
         sketch._keys, sketch._values = parts.keys, parts.values
+        created_by = parts.meta.get("created_by")
+        sketch._created_by = created_by if isinstance(created_by, str) else None
         for name in _INT_COUNTERS:
             sketch.counters[name] = _counter(parts.counters, name, int, source)
         for name in _FLOAT_COUNTERS:
             sketch.counters[name] = _counter(parts.counters, name, float, source)
-        sketch.counters["weighted"] = bool(parts.counters.get("weighted", False))
+        weighted = parts.counters.get("weighted", False)
+        if not isinstance(weighted, bool):
+            raise SketchFormatError(f"{source + ': ' if source else ''}counter 'weighted' has bad value {weighted!r}")
+        sketch.counters["weighted"] = weighted
+        if sketch.counters["n_nan"] + sketch.counters["n_zero_weight"] > 2 * sketch.counters["n_rows"]:
+            raise SketchFormatError(f"{source + ': ' if source else ''}counters are inconsistent (more skipped rows than rows)")
         return sketch
 
     def save(self, path: str | os.PathLike[str]) -> None:
@@ -393,9 +405,12 @@ class BinarySketch:
         return self.calibration_curve(n_bins).ece
 
 
-def _counter(counters: dict[str, Any], name: str, kind: type, source: str | None) -> Any:
-    from .errors import SketchFormatError
+def _plain(value: Any) -> Any:
+    """NumPy scalars as Python values, so labels compare, print and serialize plainly."""
+    return value.item() if isinstance(value, np.generic) else value
 
+
+def _counter(counters: dict[str, Any], name: str, kind: type, source: str | None) -> Any:
     value = counters.get(name, 0)
     if isinstance(value, bool) or not isinstance(value, (int, float)) or (kind is int and not isinstance(value, int)):
         raise SketchFormatError(f"{source + ': ' if source else ''}counter {name!r} has bad value {value!r}")
@@ -429,6 +444,7 @@ def merge(sketches: Iterable[BinarySketch]) -> BinarySketch:
     dense = kernels.empty_state(first.grid.n_bins)
     for s in (first, *it):
         first._check_compatible(s)
+        _merge_labels(out._labels, s._labels)
         keys, values = s._compact()
         if keys.size:
             kernels.merge_into(dense, keys, values)
@@ -437,6 +453,20 @@ def merge(sketches: Iterable[BinarySketch]) -> BinarySketch:
         out.counters["weighted"] = bool(out.counters["weighted"] or s.counters["weighted"])
     out._keys, out._values = kernels.compact(dense)
     return out
+
+
+def _merge_labels(into: LabelEncoder, other: LabelEncoder) -> None:
+    # Only an explicit positive label can make "positive" mean different things; negative codings
+    # (0 vs -1 under the default coding) are equivalent, and the first one seen is kept.
+    if into.pos_label is not None and other.pos_label is not None and into.pos_label != other.pos_label:
+        raise InputError(
+            f"cannot merge sketches with different positive labels {into.pos_label!r} and "
+            f"{other.pos_label!r}: the positive class would mean different things"
+        )
+    if into.pos_label is None:
+        into.pos_label = other.pos_label
+    if into.neg_label is None:
+        into.neg_label = other.neg_label
 
 
 def load(path: str | os.PathLike[str]) -> BinarySketch:

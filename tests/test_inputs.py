@@ -400,12 +400,6 @@ def test_bad_weights(weights, first):
     assert ">= 0" in msg
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG in sketch.py: update() encodes labels (the encoder records the negative label, "
-    "which is saved in the file's meta) and sets pos_label before checking weights, so a rejected "
-    "first chunk changes the sketch; remove this mark once update validates everything first",
-)
 def test_bad_weight_on_first_update_leaves_sketch_unchanged():
     # The label encoder must not remember labels from a chunk that was rejected.
     s = BinarySketch()
@@ -457,7 +451,7 @@ def test_mismatched_lengths():
 def test_two_dimensional(which):
     args = {"y_true": np.array([0, 1]), "y_score": np.array([0.1, 0.2]), "sample_weight": np.ones(2)}
     args[which] = args[which].reshape(1, 2)
-    s = BinarySketch().update([0, 1], [0.1, 0.2])  # labels already recorded: see the xfail above
+    s = BinarySketch().update([0, 1], [0.1, 0.2])
     _raises(InputTypeError, s, args["y_true"], args["y_score"], args["sample_weight"],
             match=rf"{which} must be 1-D.*\(1, 2\)")
 

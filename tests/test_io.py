@@ -220,12 +220,6 @@ def test_pos_label_survives_round_trip():
     d.update(["fraud", "ok"], [0.8, 0.2])  # must not need pos_label again
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG in sketch.py: _parts stores a NumPy scalar pos_label (np.int64(2)) as its repr "
-    "string, so the decoded sketch's pos_label is 'np.int64(2)' and rejects the same labels; "
-    "convert NumPy scalars with .item() before writing; remove this mark once fixed",
-)
 def test_numpy_pos_label_survives_round_trip():
     s = BinarySketch().update(np.array([2, 1, 2]), [0.1, 0.2, 0.3], pos_label=np.int64(2))
     d = BinarySketch.from_bytes(s.to_bytes())
