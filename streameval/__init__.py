@@ -44,3 +44,10 @@ __all__ = [
     "merge",
     "parse_grid",
 ]
+
+# End-to-end evaluation (sources -> sketch -> report). Imported last: these modules import the core.
+from .evaluate import EmptyInputError, evaluate, sketch_source  # noqa: E402
+from .report import Report  # noqa: E402
+from .sources import SourceError, open_source  # noqa: E402
+
+__all__ += ["EmptyInputError", "Report", "SourceError", "evaluate", "open_source", "sketch_source"]

@@ -276,6 +276,14 @@ def _partition_names(dataset: Any) -> list[str]:
     return list(schema.names) if schema is not None else []
 
 
+def _scan_options(fragment: Any) -> Any:
+    import pyarrow.dataset as ds
+
+    if isinstance(fragment, ds.ParquetFileFragment):
+        return ds.ParquetFragmentScanOptions(pre_buffer=False)
+    return None
+
+
 def _scan_files(dataset: Any, cols: dict[str, str], batch_rows: int) -> Iterator[Chunk]:
     import pyarrow as pa
     import pyarrow.dataset as ds
@@ -289,8 +297,11 @@ def _scan_files(dataset: Any, cols: dict[str, str], batch_rows: int) -> Iterator
         except (pa.ArrowInvalid, OSError) as exc:
             raise SourceError(f"{path}: cannot read the file ({exc})") from None
         _missing(cols, available, path)
+        # No pre-buffering and a short readahead: peak memory stays a few batches, whatever the
+        # file size (measured: with pyarrow's defaults it grows with the number of row groups).
         scanner = ds.Scanner.from_fragment(
-            fragment, schema=dataset.schema, columns=projection, batch_size=batch_rows, batch_readahead=2
+            fragment, schema=dataset.schema, columns=projection, batch_size=batch_rows,
+            batch_readahead=1, use_threads=False, fragment_scan_options=_scan_options(fragment),
         )
         row = 0
         try:

@@ -63,7 +63,9 @@ class Estimate:
     def from_bounds(cls, lower: float, upper: float) -> "Estimate":
         """The interval ``[lower, upper]`` with its midpoint as the value."""
         lo, hi = float(lower), float(upper)
-        return cls(lo if lo == hi else 0.5 * (lo + hi), lo, hi)
+        if lo > hi and lo - hi <= 1e-12 * max(1.0, abs(lo)):
+            lo, hi = hi, lo  # equal up to rounding: the two bounds were summed in different orders
+        return cls(lo if lo == hi else min(max(0.5 * (lo + hi), lo), hi), lo, hi)
 
     def map(self, f: Callable[[float], float]) -> "Estimate":
         """Apply an increasing function to value and bounds (e.g. Gini = 2 AUC - 1)."""
