@@ -14,7 +14,7 @@ from .errors import (
     StreamevalError,
     UndefinedMetricWarning,
 )
-from .grid import DEFAULT_GRID, FloatGrid, Grid, LinearGrid, ProbabilityGrid, grid_from_spec, parse_grid
+from .grid import DEFAULT_GRID, CutGrid, FloatGrid, Grid, LinearGrid, ProbabilityGrid, grid_from_spec, parse_grid
 from .metrics import CalibrationCurve, Confusion, Estimate, ThresholdResult, TopK
 from .sketch import BinarySketch, load, merge
 
@@ -24,6 +24,7 @@ __all__ = [
     "BinarySketch",
     "CalibrationCurve",
     "Confusion",
+    "CutGrid",
     "DEFAULT_GRID",
     "Estimate",
     "FloatGrid",

@@ -28,6 +28,7 @@ __all__ = [
     "LinearGrid",
     "ProbabilityGrid",
     "FloatGrid",
+    "CutGrid",
     "DEFAULT_GRID",
     "grid_from_spec",
 ]
@@ -38,6 +39,8 @@ KIND_PROBABILITY = 1
 KIND_FLOAT = 2
 
 _MANTISSA_BITS = 52  # float64
+_NO_CUTS = np.empty(0, dtype=np.float64)
+_MAX_CUTS = 256
 
 
 def _float_bits(values: npt.NDArray[np.float64]) -> npt.NDArray[np.int64]:
@@ -76,9 +79,16 @@ class Grid:
         """JSON-serializable description; ``grid_from_spec(g.spec()) == g``."""
         raise NotImplementedError  # pragma: no cover
 
-    def kernel_params(self) -> tuple[int, float, float, float, int, int, int]:
-        """``(kind, f0, f1, f2, i0, i1, i2)``: the numbers the compiled kernel needs."""
+    def kernel_params(self) -> tuple[int, float, float, float, int, int, int, npt.NDArray[np.float64]]:
+        """``(kind, f0, f1, f2, i0, i1, i2, cuts)``: what the compiled kernel needs."""
         raise NotImplementedError  # pragma: no cover
+
+    def with_cuts(self, *cuts: float) -> "CutGrid":
+        """This grid with extra bin edges at ``cuts``, so confusion counts there are exact.
+
+        See :class:`CutGrid`.
+        """
+        return CutGrid(self, tuple(float(c) for c in cuts))
 
     def describe(self) -> str:
         """Short human-readable description, used in reports and error messages."""
@@ -145,8 +155,8 @@ class LinearGrid(Grid):
     def spec(self) -> dict[str, Any]:
         return {"kind": self.kind, "lo": self.lo, "hi": self.hi, "bins": self.bins}
 
-    def kernel_params(self) -> tuple[int, float, float, float, int, int, int]:
-        return (KIND_LINEAR, self.lo, self._scale, self.hi, self.bins, 0, 0)
+    def kernel_params(self) -> tuple[int, float, float, float, int, int, int, npt.NDArray[np.float64]]:
+        return (KIND_LINEAR, self.lo, self._scale, self.hi, self.bins, 0, 0, _NO_CUTS)
 
 
 @dataclass(frozen=True)
@@ -222,8 +232,8 @@ class ProbabilityGrid(Grid):
     def spec(self) -> dict[str, Any]:
         return {"kind": self.kind, "mantissa_bits": self.mantissa_bits, "min_exponent": self.min_exponent}
 
-    def kernel_params(self) -> tuple[int, float, float, float, int, int, int]:
-        return (KIND_PROBABILITY, 0.0, 0.0, 0.0, self.mantissa_bits, self._base, self._half)
+    def kernel_params(self) -> tuple[int, float, float, float, int, int, int, npt.NDArray[np.float64]]:
+        return (KIND_PROBABILITY, 0.0, 0.0, 0.0, self.mantissa_bits, self._base, self._half, _NO_CUTS)
 
 
 @dataclass(frozen=True)
@@ -292,14 +302,69 @@ class FloatGrid(Grid):
             "max_exponent": self.max_exponent,
         }
 
-    def kernel_params(self) -> tuple[int, float, float, float, int, int, int]:
-        return (KIND_FLOAT, 0.0, 0.0, 0.0, self.mantissa_bits, self._base, self._half)
+    def kernel_params(self) -> tuple[int, float, float, float, int, int, int, npt.NDArray[np.float64]]:
+        return (KIND_FLOAT, 0.0, 0.0, 0.0, self.mantissa_bits, self._base, self._half, _NO_CUTS)
+
+
+@dataclass(frozen=True)
+class CutGrid(Grid):
+    """A grid with extra bin edges at chosen thresholds.
+
+    ``bin(s) = base.bin(s) + #{c in cuts : c <= s}``: every cut splits the bin it falls in, so
+    every score in the bin holding ``c`` is ``>= c`` and confusion counts at ``c`` are exact
+    whatever the data. Use it for the operating thresholds a monitoring job reports every day.
+    Sketches merge only with sketches on the same base grid *and* the same cuts.
+
+    Parameters
+    ----------
+    base : Grid
+        Any grid except a CutGrid.
+    cuts : tuple of float
+        Finite thresholds (sorted and de-duplicated here); at most 256.
+
+    Raises
+    ------
+    ValueError
+        If ``cuts`` is empty, has a non-finite value or too many values, or ``base`` is a CutGrid.
+    """
+
+    base: Grid
+    cuts: tuple[float, ...]
+
+    kind: ClassVar[str] = "cut"
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.base, Grid) or isinstance(self.base, CutGrid):
+            raise ValueError("CutGrid needs a base grid that is not itself a CutGrid")
+        cuts = tuple(sorted({float(c) for c in self.cuts}))
+        if not cuts or len(cuts) > _MAX_CUTS or not all(math.isfinite(c) for c in cuts):
+            raise ValueError(f"cuts must be 1 to {_MAX_CUTS} finite numbers, got {self.cuts!r}")
+        object.__setattr__(self, "cuts", cuts)
+
+    @property
+    def n_bins(self) -> int:
+        return self.base.n_bins + len(self.cuts)
+
+    def bin_index(self, scores: npt.ArrayLike) -> npt.NDArray[np.int64]:
+        s = np.asarray(scores, dtype=np.float64)
+        extra = np.searchsorted(np.asarray(self.cuts), s, side="right")
+        out: npt.NDArray[np.int64] = (self.base.bin_index(s) + extra).astype(np.int64)
+        return out
+
+    def spec(self) -> dict[str, Any]:
+        return {"kind": self.kind, "base": self.base.spec(), "cuts": list(self.cuts)}
+
+    def kernel_params(self) -> tuple[int, float, float, float, int, int, int, npt.NDArray[np.float64]]:
+        return (*self.base.kernel_params()[:7], np.asarray(self.cuts, dtype=np.float64))
+
+    def describe(self) -> str:
+        return f"{self.base.describe()} with cuts at {', '.join(f'{c:g}' for c in self.cuts)}"
 
 
 DEFAULT_GRID: Grid = ProbabilityGrid()
 """The grid used when none is given: ``ProbabilityGrid(mantissa_bits=12, min_exponent=-30)``."""
 
-_GRID_KINDS: dict[str, type[Grid]] = {g.kind: g for g in (LinearGrid, ProbabilityGrid, FloatGrid)}
+_GRID_KINDS: dict[str, type[Grid]] = {g.kind: g for g in (LinearGrid, ProbabilityGrid, FloatGrid, CutGrid)}
 
 
 def grid_from_spec(spec: dict[str, Any]) -> Grid:
@@ -317,6 +382,12 @@ def grid_from_spec(spec: dict[str, Any]) -> Grid:
     if cls is None:
         raise ValueError(f"unknown grid kind {kind!r}; known kinds: {sorted(_GRID_KINDS)}")
     params = {k: v for k, v in spec.items() if k != "kind"}
+    if cls is CutGrid:
+        try:
+            base = grid_from_spec(params.pop("base"))
+            return CutGrid(base, tuple(params.pop("cuts")), **params)
+        except (KeyError, TypeError) as exc:
+            raise ValueError(f"bad parameters for 'cut' grid: {spec!r} ({exc})") from None
     try:
         return cls(**params)
     except TypeError as exc:
@@ -327,13 +398,21 @@ def parse_grid(text: str) -> Grid:
     """Parse a grid from a short string, as used by the CLI and config files.
 
     Forms: ``probability``, ``probability:MANTISSA_BITS``, ``float``, ``float:MANTISSA_BITS``,
-    ``linear:LO:HI:BINS`` (e.g. ``linear:300:851:551``).
+    ``linear:LO:HI:BINS`` (e.g. ``linear:300:851:551``), each optionally followed by
+    ``@T1,T2,...`` to add cuts at thresholds (``probability@0.5,0.8``, see :class:`CutGrid`).
 
     Raises
     ------
     ValueError
         If the text is not one of these forms.
     """
+    text, _, cut_text = text.partition("@")
+    if cut_text:
+        try:
+            cuts = tuple(float(c) for c in cut_text.split(","))
+        except ValueError:
+            raise ValueError(f"bad cuts {cut_text!r}: expected numbers separated by commas") from None
+        return parse_grid(text).with_cuts(*cuts)
     parts = text.strip().split(":")
     name, args = parts[0].lower(), parts[1:]
     try:

@@ -42,8 +42,17 @@ def _bits(typingctx, x):  # type: ignore[no-untyped-def]
 
 
 @nb.njit(inline="always", nogil=True)
-def bin_of(kind: int, f0: float, f1: float, f2: float, i0: int, i1: int, i2: int, s: float) -> int:
+def bin_of(kind, f0, f1, f2, i0, i1, i2, cuts, s):  # type: ignore[no-untyped-def]
     """Scalar twin of :meth:`streameval.grid.Grid.bin_index` (same formulas, same results)."""
+    k = _base_bin(kind, f0, f1, f2, i0, i1, i2, s)
+    for j in range(cuts.shape[0]):  # CutGrid: one extra bin per cut at or below s
+        if s >= cuts[j]:
+            k += 1
+    return k
+
+
+@nb.njit(inline="always", nogil=True)
+def _base_bin(kind: int, f0: float, f1: float, f2: float, i0: int, i1: int, i2: int, s: float) -> int:
     if kind == KIND_PROBABILITY:
         if s < 0.0:
             return 0
@@ -72,7 +81,7 @@ def bin_of(kind: int, f0: float, f1: float, f2: float, i0: int, i1: int, i2: int
 
 
 @nb.njit(nogil=True, cache=True, boundscheck=False)
-def update_state(state, kind, f0, f1, f2, i0, i1, i2, scores, labels, weights, weighted):  # type: ignore[no-untyped-def]
+def update_state(state, kind, f0, f1, f2, i0, i1, i2, cuts, scores, labels, weights, weighted):  # type: ignore[no-untyped-def]
     """Bin one chunk into ``state`` (modified in place).
 
     Returns ``(n_nan, n_outside_01, weight_01, brier_sum, log_loss_sum)``: the NaN rows skipped, the
@@ -96,7 +105,7 @@ def update_state(state, kind, f0, f1, f2, i0, i1, i2, scores, labels, weights, w
         if w == 0.0:
             continue
         c = np.int64(labels[i])
-        cell = state[bin_of(kind, f0, f1, f2, i0, i1, i2, s), c]
+        cell = state[bin_of(kind, f0, f1, f2, i0, i1, i2, cuts, s), c]
         cell[W] += w
         if s < cell[MIN]:
             cell[MIN] = s
@@ -115,10 +124,10 @@ def update_state(state, kind, f0, f1, f2, i0, i1, i2, scores, labels, weights, w
 
 
 @nb.njit(nogil=True, cache=True, boundscheck=False)
-def bin_indices(kind, f0, f1, f2, i0, i1, i2, scores, out):  # type: ignore[no-untyped-def]
+def bin_indices(kind, f0, f1, f2, i0, i1, i2, cuts, scores, out):  # type: ignore[no-untyped-def]
     """Write the bin index of each score into ``out`` (for testing against the NumPy grid)."""
     for i in range(scores.shape[0]):
-        out[i] = bin_of(kind, f0, f1, f2, i0, i1, i2, np.float64(scores[i]))
+        out[i] = bin_of(kind, f0, f1, f2, i0, i1, i2, cuts, np.float64(scores[i]))
 
 
 @nb.njit(nogil=True, cache=True, boundscheck=False)

@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from streameval import kernels
-from streameval.grid import FloatGrid, LinearGrid, ProbabilityGrid, grid_from_spec, parse_grid
+from streameval.grid import CutGrid, FloatGrid, LinearGrid, ProbabilityGrid, grid_from_spec, parse_grid
 
 GRIDS = [
     ProbabilityGrid(),
@@ -19,6 +19,8 @@ GRIDS = [
     LinearGrid(-3.5, 7.25, 1000),
     FloatGrid(),
     FloatGrid(mantissa_bits=2, min_exponent=-3, max_exponent=4),
+    ProbabilityGrid().with_cuts(0.3, 0.8),
+    LinearGrid(0, 1, 3).with_cuts(0.1, 0.1 + 1e-12, 0.5, -7.0, 2.0),
 ]
 
 SPECIAL = np.array(
@@ -63,7 +65,7 @@ def test_end_bins_and_full_range(grid):
     b = grid.bin_index(np.array([-np.inf, np.inf]))
     assert b[0] == 0 and b[1] == grid.n_bins - 1
     # every bin is reachable (spot check: all bins of the small grids)
-    if grid.n_bins <= 2000 and isinstance(grid, (ProbabilityGrid, FloatGrid)):
+    if grid.n_bins <= 2000 and isinstance(grid, (ProbabilityGrid, FloatGrid)) and not isinstance(grid, CutGrid):
         s = np.sort(sample_scores(np.random.default_rng(2), 200000))
         assert np.unique(grid.bin_index(s)).size == grid.n_bins
 
@@ -122,5 +124,24 @@ def test_parse_grid():
     assert parse_grid("probability:14") == ProbabilityGrid(14)
     assert parse_grid("linear:300:851:551") == LinearGrid(300, 851, 551)
     assert parse_grid("float:8") == FloatGrid(8)
+    assert parse_grid("probability@0.8,0.3") == CutGrid(ProbabilityGrid(), (0.3, 0.8))
+    assert parse_grid("linear:0:1:10@0.35") == LinearGrid(0, 1, 10).with_cuts(0.35)
+    with pytest.raises(ValueError, match="cuts"):
+        parse_grid("probability@x")
     with pytest.raises(ValueError, match="expected"):
         parse_grid("log:3")
+
+
+def test_cut_grid_puts_each_cut_on_a_bin_edge():
+    g = ProbabilityGrid(4, -6).with_cuts(0.3, 0.77)
+    assert g.n_bins == ProbabilityGrid(4, -6).n_bins + 2
+    for c in g.cuts:
+        below, at = g.bin_index([np.nextafter(c, -1), c])
+        assert at == below + 1
+    with pytest.raises(ValueError):
+        CutGrid(ProbabilityGrid(), ())
+    with pytest.raises(ValueError):
+        CutGrid(g, (0.5,))
+    with pytest.raises(ValueError):
+        ProbabilityGrid().with_cuts(np.nan)
+    assert "cuts at 0.3, 0.77" in g.describe()

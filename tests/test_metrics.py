@@ -363,3 +363,18 @@ def test_inexact_threshold_snaps_and_warns():
     assert c.threshold in (0.50, 0.56) or c.threshold > 0.56
     assert c.tp_bounds == (0.0, 2.0) and c.fp_bounds == (0.0, 2.0)
     assert sk.confusion(0.4).exact and sk.confusion(0.5).exact
+
+
+def test_cut_grid_makes_confusion_exact_at_cuts_on_continuous_scores():
+    y, s, w = make_data("continuous", 5000, seed=21, weighted=True)
+    coarse = LinearGrid(0, 1, 4)
+    cuts = (0.3, 0.55, 0.8)
+    sk = sketch_of(y, s, w, coarse.with_cuts(*cuts))
+    for t in cuts:
+        c = sk.confusion(t)
+        assert c.exact
+        assert abs(c.tp - w[(s >= t) & (y == 1)].sum()) < 1e-9
+        assert abs(c.fp - w[(s >= t) & (y == 0)].sum()) < 1e-9
+    with pytest.warns(InexactThresholdWarning, match="with_cuts"):
+        assert not sk.confusion(0.42).exact
+    assert_bounds(sk, y, s, w)

@@ -132,3 +132,13 @@ def test_memory_of_compact_sketch_is_small():
     sk.roc_auc()
     assert sk._dense is None
     assert sk._values.nbytes <= 64 * sk.n_occupied_bins
+
+
+def test_cut_grid_sketch_round_trips_and_refuses_other_cuts():
+    y, s, _ = make_data("continuous", 2000, seed=5)
+    grid = ProbabilityGrid().with_cuts(0.3, 0.8)
+    sk = BinarySketch(grid).update(y, s)
+    again = BinarySketch.from_bytes(sk.to_bytes())
+    assert again == sk and again.grid == grid
+    with pytest.raises(IncompatibleGridError, match="cuts at 0.3, 0.8"):
+        sk.merge(BinarySketch(ProbabilityGrid().with_cuts(0.3)).update(y, s))

@@ -279,7 +279,8 @@ def confusion_at(t: BinTable, key: int, threshold: float) -> Confusion:
         f"threshold {threshold!r} falls inside a bin holding scores from {below!r} to "
         f"{float(t.hi[i])!r} on both sides of it; reporting counts at the nearest exact threshold "
         f"{snapped!r} (tp in [{tp_lo:g}, {tp_hi:g}], fp in [{fp_lo:g}, {fp_hi:g}] at the requested "
-        "one). Use a finer grid, or a threshold on a bin edge, for exact counts.",
+        "one). For exact counts at this threshold, add it to the grid as a cut: "
+        f"grid.with_cuts({threshold!r}), or append '@{threshold!r}' to --grid on the command line.",
         InexactThresholdWarning,
         stacklevel=3,
     )
