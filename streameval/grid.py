@@ -133,6 +133,12 @@ class LinearGrid(Grid):
             raise ValueError(f"LinearGrid needs finite lo < hi, got lo={self.lo!r}, hi={self.hi!r}")
         if int(self.bins) != self.bins or not 1 <= int(self.bins) <= 1 << 26:
             raise ValueError(f"LinearGrid bins must be an integer in [1, 2**26], got {self.bins!r}")
+        scale = int(self.bins) / (hi - lo)
+        if not (math.isfinite(hi - lo) and math.isfinite(scale) and scale > 0):
+            raise ValueError(
+                f"LinearGrid range [{lo!r}, {hi!r}] with {self.bins} bins is too wide or too narrow "
+                "for float64 arithmetic; choose a range whose width and bins/width are finite"
+            )
         object.__setattr__(self, "lo", lo)
         object.__setattr__(self, "hi", hi)
         object.__setattr__(self, "bins", int(self.bins))

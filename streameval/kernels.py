@@ -68,8 +68,10 @@ def _base_bin(kind: int, f0: float, f1: float, f2: float, i0: int, i1: int, i2: 
             return 0
         if s > f2:
             return i0 + 1
-        k = int(math.floor((s - f0) * f1))
-        return 1 + (k if k < i0 else i0 - 1)
+        x = math.floor((s - f0) * f1)
+        if not x < i0:  # also catches NaN, which a validated LinearGrid never produces
+            return i0
+        return 1 + int(x)
     # KIND_FLOAT
     a = -s if s < 0.0 else s
     k = (_bits(a) >> (52 - i0)) - i1  # type: ignore[call-arg]

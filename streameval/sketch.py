@@ -456,17 +456,25 @@ def merge(sketches: Iterable[BinarySketch]) -> BinarySketch:
 
 
 def _merge_labels(into: LabelEncoder, other: LabelEncoder) -> None:
-    # Only an explicit positive label can make "positive" mean different things; negative codings
-    # (0 vs -1 under the default coding) are equivalent, and the first one seen is kept.
-    if into.pos_label is not None and other.pos_label is not None and into.pos_label != other.pos_label:
+    """Combine label codings as ``update`` would: the same positive class, one negative value."""
+    # Under the default coding the positive class is 1 (== True); 0, -1 and False are negatives.
+    mine = 1 if into.pos_label is None else into.pos_label
+    theirs = 1 if other.pos_label is None else other.pos_label
+    if mine != theirs:
         raise InputError(
-            f"cannot merge sketches with different positive labels {into.pos_label!r} and "
-            f"{other.pos_label!r}: the positive class would mean different things"
+            f"cannot merge sketches whose positive classes differ ({mine!r} and {theirs!r}); the "
+            "positive class would mean different things"
         )
     if into.pos_label is None:
         into.pos_label = other.pos_label
-    if into.neg_label is None:
-        into.neg_label = other.neg_label
+    a, b = into.neg_label, other.neg_label
+    if a is None or isinstance(a, bool):
+        into.neg_label = b if b is not None else a
+    elif b is not None and not isinstance(b, bool) and a != b and into.pos_label is not None:
+        raise InputError(
+            f"cannot merge sketches with different negative labels {a!r} and {b!r}: together they "
+            "hold three label values"
+        )
 
 
 def load(path: str | os.PathLike[str]) -> BinarySketch:

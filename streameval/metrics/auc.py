@@ -28,18 +28,21 @@ from .table import BinTable, FloatArray
 __all__ = ["roc_auc", "gini", "average_precision", "pr_auc"]
 
 
-def _path_area(t: BinTable, kind: np.ndarray, x_stop: float) -> float:
-    """Area under the path through all bins with per-bin ``kind``, for FP weight in [0, x_stop]."""
-    f0 = t.fp_before
-    t0 = t.tp_before
-    n = t.neg
-    p = t.pos
-    width = np.clip(np.minimum(t.fp, x_stop) - f0, 0.0, None)
+def _path_area(t: BinTable, kind: np.ndarray, fpr_stop: float) -> float:
+    """Area in ROC space under the path through all bins with per-bin ``kind``, for FPR <= fpr_stop.
+
+    Works in rates (counts divided by the class totals) so that extreme weights neither overflow
+    nor underflow.
+    """
+    f1 = t.fp / t.N
+    f0 = f1 - t.neg / t.N
+    t1 = t.tp / t.P
+    t0 = t1 - t.pos / t.P
+    dx = f1 - f0
+    width = np.clip(np.minimum(f1, fpr_stop) - f0, 0.0, None)
     with np.errstate(invalid="ignore", divide="ignore"):
-        slope = np.where(n > 0, p / n, 0.0)
-    height = np.where(
-        kind == 2, t.tp, np.where(kind == 0, t0, t0 + 0.5 * width * slope)
-    )
+        slope = np.where(dx > 0, (t1 - t0) / dx, 0.0)
+    height = np.where(kind == 2, t1, np.where(kind == 0, t0, t0 + 0.5 * width * slope))
     return float(np.dot(width, height))
 
 
@@ -92,10 +95,9 @@ def roc_auc(t: BinTable, max_fpr: float | None = None) -> Estimate:
     if _one_class(t, "ROC AUC"):
         return NAN
     full = max_fpr is None or max_fpr == 1
-    x_stop = t.N if max_fpr is None or full else max_fpr * t.N
-    norm = t.P * t.N
-    lower = _path_area(t, t.lower_path(), x_stop) / norm
-    upper = _path_area(t, t.upper_path(), x_stop) / norm
+    stop = 1.0 if max_fpr is None or full else float(max_fpr)
+    lower = _path_area(t, t.lower_path(), stop)
+    upper = _path_area(t, t.upper_path(), stop)
     if full:
         return Estimate.from_bounds(min(lower, 1.0), min(upper, 1.0))
     assert max_fpr is not None
@@ -122,16 +124,32 @@ def gini(t: BinTable) -> Estimate:
 def _group(tp0: FloatArray, d0: FloatArray, p: FloatArray, extra: FloatArray) -> FloatArray:
     # All of the bin's positives as one tied group, with `extra` negatives counted before its end.
     with np.errstate(invalid="ignore", divide="ignore"):
-        return np.where(p > 0, p * (tp0 + p) / (d0 + extra + p), 0.0)
+        return np.where(p > 0, p * ((tp0 + p) / (d0 + extra + p)), 0.0)
 
 
 def _integral(tp0: FloatArray, d0: FloatArray, p: FloatArray, extra: FloatArray) -> FloatArray:
     # Integral over x in [0, p] of (tp0 + x) / (d0 + extra + x): positives one at a time, each at
     # its own rank, `extra` negatives before all of them. A lower bound for any tie structure.
+    # = p - (d - tp0) log(1 + p/d) = d h(u) + tp0 log1p(u) with u = p/d, h(u) = u - log1p(u) >= 0:
+    # two non-negative terms, so no cancellation when u is tiny.
     d = d0 + extra
-    with np.errstate(invalid="ignore", divide="ignore"):
-        val = p - (d - tp0) * np.log1p(p / d)
+    with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
+        u = p / d
+        val = d * _u_minus_log1p(u) + tp0 * np.log1p(u)
     return np.where((d - tp0) <= 0, p, val)
+
+
+def _u_minus_log1p(u: FloatArray) -> FloatArray:
+    # u - log(1 + u), accurate for small u through its alternating series u^2/2 - u^3/3 + ...
+    small = u < 1e-2
+    us = np.where(small, u, 0.0)
+    series = np.zeros_like(us)
+    for k in range(12, 1, -1):  # Horner form of sum_{k>=2} (-1)^k u^k / k, error < u^13/13
+        series = us * ((1.0 if k % 2 == 0 else -1.0) / k + series)
+    series = us * series
+    with np.errstate(invalid="ignore"):
+        direct = u - np.log1p(u)
+    return np.where(small, series, direct)
 
 
 def average_precision(t: BinTable) -> Estimate:

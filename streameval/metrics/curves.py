@@ -54,7 +54,9 @@ def roc_curve(t: BinTable, drop_intermediate: bool = True) -> tuple[FloatArray, 
     t : BinTable
     drop_intermediate : bool, default True
         Drop points on straight segments between their neighbours, as scikit-learn does; the area
-        and shape are unchanged.
+        and shape are unchanged. With non-integer weights the sketch sums weights per bin and
+        scikit-learn per row, so a point collinear only up to rounding may be kept by one and
+        dropped by the other.
 
     Returns
     -------

@@ -78,6 +78,12 @@ def log_loss(sums: ProbabilitySums, eps: float | None = None) -> float:
     ValueError
         If ``eps`` differs from the sketch's.
 
+    Notes
+    -----
+    Scores are always widened to float64 first. scikit-learn clips float32 input at float32's
+    epsilon and computes in float32, so on float32 scores its value can differ from this one in
+    the rows it clips (scores within 1.2e-7 of 0 or 1) and by float32 rounding elsewhere.
+
     References
     ----------
     .. [1] Bishop (2006). "Pattern Recognition and Machine Learning", sec. 4.3.2.

@@ -1,0 +1,99 @@
+"""Regressions found in review: each test failed before its fix."""
+
+from __future__ import annotations
+
+import warnings
+from fractions import Fraction
+
+import numpy as np
+import pytest
+from sklearn import metrics as skm
+
+from streameval import BinarySketch, LinearGrid, kernels
+
+
+
+def test_linear_grid_nonfinite_scale_is_rejected_or_binned_in_range():
+    for lo, hi in ((0.0, 1e-320), (-1e308, 1e308)):
+        try:
+            g = LinearGrid(lo, hi, 4)
+        except ValueError:
+            continue  # rejecting the grid is an acceptable fix
+        s = np.array([lo, hi, 0.5 * lo + 0.5 * hi])
+        out = np.empty(3, np.int64)
+        kernels.bin_indices(*g.kernel_params(), s, out)
+        assert np.array_equal(out, g.bin_index(s))
+        assert out.min() >= 0 and out.max() < g.n_bins
+        sk = BinarySketch(g).update([0, 1, 1], s)
+        assert sk.positive_weight == 2 and sk.negative_weight == 1
+
+
+def _exact_ap(y, s, w):
+    P = sum(Fraction(float(x)) for x, l in zip(w, y) if l == 1)
+    tp = fp = ap = Fraction(0)
+    for v in np.unique(s)[::-1]:
+        m = s == v
+        dp = sum(Fraction(float(x)) for x in w[m & (y == 1)])
+        tp += dp
+        fp += sum(Fraction(float(x)) for x in w[m & (y == 0)])
+        if dp:
+            ap += dp / P * tp / (tp + fp)
+    return float(ap)
+
+
+
+def test_ap_lower_bound_no_cancellation():
+    # one heavy negative on top, then 10 light positives at distinct scores in one bin
+    s = np.r_[0.99, np.linspace(0.1, 0.2, 10)]
+    y = np.r_[0, np.ones(10, int)]
+    w = np.r_[1e10, np.full(10, 1e-6)]
+    ap = BinarySketch(LinearGrid(0, 1, 1)).update(y, s, w).average_precision()
+    exact = _exact_ap(y, s, w)  # 5.5e-16; sklearn agrees
+    assert ap.lower <= exact * (1 + 1e-9) and exact <= ap.upper * (1 + 1e-9), (ap, exact)
+
+
+
+def test_extreme_weights_scale_invariant():
+    y = np.array([0, 1, 0, 1])
+    s = np.array([0.9, 0.4, 0.35, 0.1])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for scale in (1e155, 1e-160, 1e-170):
+            sk = BinarySketch().update(y, s, np.full(4, scale))
+            assert sk.roc_auc().value == pytest.approx(0.25, abs=1e-12)
+            assert sk.average_precision().value == pytest.approx(0.5, abs=1e-12)
+
+
+
+def test_merge_rejects_conflicting_positive_class():
+    a = BinarySketch().update([0, 1], [0.1, 0.9])  # positive class: label 1
+    b = BinarySketch(pos_label=0).update([0, 1], [0.9, 0.1])  # positive class: label 0
+    with pytest.raises(Exception):
+        a.merge(b)
+
+
+
+def test_merge_rejects_three_label_values():
+    a = BinarySketch(pos_label="dog").update(["dog", "cat"], [0.9, 0.1])
+    b = BinarySketch(pos_label="dog").update(["dog", "bird"], [0.8, 0.2])
+    with pytest.raises(Exception):
+        a.copy().update(["bird"], [0.3])  # what merge claims to be equivalent to
+    with pytest.raises(Exception):
+        a.merge(b)
+
+
+def test_roc_drop_intermediate_fractional_weights_same_curve_as_sklearn():
+    # With fractional weights the sketch sums weights bin by bin, scikit-learn row by row, so a
+    # point collinear "up to rounding" may be kept by one and dropped by the other (documented in
+    # roc_curve). The curves are still the same piecewise-linear function through the same points.
+    s = np.array([0.7, 0.9, 0.7, 0.8])
+    y = np.array([1, 0, 1, 1])
+    w = np.array([0.2, 0.1, 0.1, 0.3])
+    sk = BinarySketch().update(y, s, w)
+    fpr, tpr, thr = sk.roc_curve(drop_intermediate=True)
+    efpr, etpr, ethr = skm.roc_curve(y, s, sample_weight=w, drop_intermediate=False)
+    assert set(thr) <= set(ethr)
+    grid = np.linspace(0, 1, 101)
+    np.testing.assert_allclose(np.interp(grid, fpr, tpr), np.interp(grid, efpr, etpr), atol=1e-12)
+    a, b, c = sk.roc_curve(drop_intermediate=False)
+    np.testing.assert_array_equal(c, ethr)
