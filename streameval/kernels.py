@@ -115,7 +115,7 @@ def _probability_sums(scores, labels, weights, weighted, start, end):  # type: i
         n_out += ((s < 0.0) | (s > 1.0)) & (w > 0.0)
         w = w if inside else 0.0
         p = s if labels[i] != 0 else 1.0 - s
-        d = 1.0 - p
+        d = 1.0 - p if inside else 0.0  # selects, not products: 0 * NaN or 0 * inf is NaN
         p = p if p > lo else lo
         p = p if p < hi else hi
         w_in += w

@@ -345,10 +345,16 @@ def test_golden_v1(name):
     assert split(data)["version"] == 1
     decoded = streameval.load(mod.path_for(name, 1))
     rebuilt = mod.build()[name]
-    assert decoded == rebuilt
+    # Rebuilding from the same data gives the same bins bit for bit (the binning is part of the
+    # format) and the same counts; the running float sums (log loss, Brier) may differ by rounding
+    # when the kernel's summation order changes.
+    assert split(rebuilt.to_bytes())["payload"] == split(data)["payload"]
     assert decoded.roc_auc() == rebuilt.roc_auc()
-    # Rebuilding from the same data encodes to the same content (up to the writer's version name).
-    assert meta_free(rebuilt.to_bytes()) == meta_free(data)
+    for key, value in rebuilt.counters.items():
+        if isinstance(value, float):
+            assert decoded.counters[key] == pytest.approx(value, rel=1e-12, abs=1e-300), key
+        else:
+            assert decoded.counters[key] == value, key
     # Re-encoding the decoded sketch reproduces the file byte for byte, except meta.created_by,
     # which names the writing streameval version (a later release writes its own name there).
     assert meta_free(decoded.to_bytes()) == meta_free(data)
