@@ -188,6 +188,22 @@ def merge_into(state, keys, values):  # type: ignore[no-untyped-def]
             dst[SUM] += src[SUM]
 
 
+@nb.njit(nogil=True, cache=True, boundscheck=False)
+def merge_dense(state, other):  # type: ignore[no-untyped-def]
+    """Add the dense ``other`` into the dense ``state`` (modified in place)."""
+    for b in range(other.shape[0]):
+        for c in range(2):
+            src = other[b, c]
+            if src[W] > 0.0:
+                dst = state[b, c]
+                dst[W] += src[W]
+                if src[MIN] < dst[MIN]:
+                    dst[MIN] = src[MIN]
+                if src[MAX] > dst[MAX]:
+                    dst[MAX] = src[MAX]
+                dst[SUM] += src[SUM]
+
+
 def empty_state(n_bins: int) -> np.ndarray:
     """A dense state with every cell empty."""
     state = np.empty((n_bins, 2, N_FIELDS), dtype=np.float64)

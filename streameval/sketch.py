@@ -13,8 +13,10 @@ thousands of sketches cheap.
 
 from __future__ import annotations
 
+import itertools
 import math
 import os
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Iterable
 
 import numpy as np
@@ -57,6 +59,10 @@ class BinarySketch:
         :class:`FloatGrid`.
     pos_label : scalar, optional
         The label value of the positive class, when labels are not bool, 0/1 or -1/1.
+    threads : int, optional
+        Threads used to bin one large chunk (at least ``MIN_ROWS_PER_THREAD`` rows per thread).
+        Default: the number of CPUs. Each extra thread keeps its own dense state while rows are
+        added (the grid's size x 64 bytes), merged into one when the sketch is read.
 
     Examples
     --------
@@ -68,7 +74,7 @@ class BinarySketch:
     True
     """
 
-    def __init__(self, grid: Grid | None = None, *, pos_label: Any = None) -> None:
+    def __init__(self, grid: Grid | None = None, *, pos_label: Any = None, threads: int | None = None) -> None:
         pos_label = _plain(pos_label)
         grid = DEFAULT_GRID if grid is None else grid
         if not isinstance(grid, Grid):
@@ -76,6 +82,8 @@ class BinarySketch:
         self.grid: Grid = grid
         self._labels = LabelEncoder(pos_label=pos_label)
         self._dense: np.ndarray | None = None
+        self._aux: list[np.ndarray] = []  # extra dense states of the other binning threads
+        self.threads = threads
         self._keys = np.empty(0, dtype=np.int64)
         self._values = kernels.empty_values(0)
         self._table: BinTable | None = None
@@ -99,6 +107,9 @@ class BinarySketch:
 
     def _compact(self) -> tuple[npt.NDArray[np.int64], np.ndarray]:
         if self._dense is not None:
+            for aux in self._aux:
+                kernels.merge_dense(self._dense, aux)
+            self._aux = []
             self._keys, self._values = kernels.compact(self._dense)
             self._dense = None
         return self._keys, self._values
@@ -211,16 +222,28 @@ class BinarySketch:
         return self
 
     def _add(self, scores: np.ndarray, labels: np.ndarray, weights: np.ndarray, weighted: bool) -> None:
-        state = self._densify()
-        n_nan, n_out, w_in, brier, logloss = kernels.update_state(
-            state, *self.grid.kernel_params(), scores, labels, weights, weighted
-        )
+        params = self.grid.kernel_params()
+        n = scores.shape[0]
+        parts = _n_threads(n, self.threads)
+        states = [self._densify()]
+        while len(self._aux) < parts - 1:  # one private state per extra thread, merged when read
+            self._aux.append(kernels.empty_state(self.grid.n_bins))
+        states += self._aux[: parts - 1]
+        cuts = np.linspace(0, n, parts + 1).astype(np.int64)
+
+        def run(k: int) -> tuple[int, int, float, float, float]:
+            a, b = int(cuts[k]), int(cuts[k + 1])
+            w = weights[a:b] if weighted else weights
+            return kernels.update_state(states[k], *params, scores[a:b], labels[a:b], w, weighted)  # type: ignore[no-any-return]
+
+        results = [run(0)] if parts == 1 else list(_executor().map(run, range(parts)))
         c = self.counters
-        c["n_nan"] += int(n_nan)
-        c["n_outside"] += int(n_out)
-        c["prob_weight"] += float(w_in)
-        c["brier_sum"] += float(brier)
-        c["log_loss_sum"] += float(logloss)
+        for n_nan, n_out, w_in, brier, logloss in results:
+            c["n_nan"] += int(n_nan)
+            c["n_outside"] += int(n_out)
+            c["prob_weight"] += float(w_in)
+            c["brier_sum"] += float(brier)
+            c["log_loss_sum"] += float(logloss)
 
     # -- merge -------------------------------------------------------------------------------
     def _check_compatible(self, other: "BinarySketch") -> None:
@@ -405,6 +428,22 @@ class BinarySketch:
         return self.calibration_curve(n_bins).ece
 
 
+MIN_ROWS_PER_THREAD = 1 << 19
+_EXECUTOR: ThreadPoolExecutor | None = None
+
+
+def _n_threads(n_rows: int, threads: int | None) -> int:
+    limit = threads if threads is not None else (os.cpu_count() or 1)
+    return max(1, min(limit, n_rows // MIN_ROWS_PER_THREAD))
+
+
+def _executor() -> ThreadPoolExecutor:
+    global _EXECUTOR
+    if _EXECUTOR is None:
+        _EXECUTOR = ThreadPoolExecutor(max_workers=max(2, os.cpu_count() or 1), thread_name_prefix="streameval-bin")
+    return _EXECUTOR
+
+
 def _plain(value: Any) -> Any:
     """NumPy scalars as Python values, so labels compare, print and serialize plainly."""
     return value.item() if isinstance(value, np.generic) else value
@@ -442,7 +481,7 @@ def merge(sketches: Iterable[BinarySketch]) -> BinarySketch:
     out = BinarySketch(first.grid)
     out._labels = LabelEncoder(first._labels.pos_label, first._labels.neg_label)
     dense = kernels.empty_state(first.grid.n_bins)
-    for s in (first, *it):
+    for s in itertools.chain([first], it):  # lazily: inputs may be loaded one at a time
         first._check_compatible(s)
         _merge_labels(out._labels, s._labels)
         keys, values = s._compact()

@@ -301,7 +301,7 @@ def _scan_files(dataset: Any, cols: dict[str, str], batch_rows: int) -> Iterator
         # file size (measured: with pyarrow's defaults it grows with the number of row groups).
         scanner = ds.Scanner.from_fragment(
             fragment, schema=dataset.schema, columns=projection, batch_size=batch_rows,
-            batch_readahead=1, use_threads=False, fragment_scan_options=_scan_options(fragment),
+            batch_readahead=1, use_threads=True, fragment_scan_options=_scan_options(fragment),
         )
         row = 0
         try:

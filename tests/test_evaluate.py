@@ -180,3 +180,37 @@ def test_integer_scores_on_linear_grid_are_exact():
     tn, fp, fn, tp = confusion_matrix(y, s >= 600).ravel()
     assert (r.confusion[0]["tp"], r.confusion[0]["fp"]) == (tp, fp) and r.confusion[0]["exact"]
     assert not math.isnan(r.metrics["ks"]["value"])
+
+
+def test_read_ahead_preserves_order_propagates_errors_and_stops_early():
+    import importlib
+
+    ev = importlib.import_module("streameval.evaluate")
+    assert list(ev._read_ahead(iter(range(100)))) == list(range(100))
+
+    def failing():
+        yield 1
+        raise OSError("disk gone")
+
+    it = ev._read_ahead(failing())
+    assert next(it) == 1
+    with pytest.raises(OSError, match="disk gone"):
+        next(it)
+
+    produced = []
+
+    def endless():
+        i = 0
+        while True:
+            produced.append(i)
+            yield i
+            i += 1
+
+    it = ev._read_ahead(endless(), depth=2)
+    assert next(it) == 0
+    it.close()  # the consumer stops: the reader thread must stop too
+    n = len(produced)
+    import time
+
+    time.sleep(0.3)
+    assert len(produced) == n and n <= 5

@@ -142,3 +142,19 @@ def test_cut_grid_sketch_round_trips_and_refuses_other_cuts():
     assert again == sk and again.grid == grid
     with pytest.raises(IncompatibleGridError, match="cuts at 0.3, 0.8"):
         sk.merge(BinarySketch(ProbabilityGrid().with_cuts(0.3)).update(y, s))
+
+
+@pytest.mark.parametrize("threads", [2, 3])
+def test_threaded_update_equals_single_thread(monkeypatch, threads):
+    import streameval.sketch as sketch_mod
+
+    monkeypatch.setattr(sketch_mod, "MIN_ROWS_PER_THREAD", 100)
+    y, s, w = make_data("wide", 5000, seed=8, weighted=True)
+    s[::97] = np.nan
+    one = BinarySketch(threads=1).update(y, s, w, nan_policy="skip")
+    many = BinarySketch(threads=threads)
+    many.update(y[:2000], s[:2000], w[:2000], nan_policy="skip")
+    assert len(many._aux) == threads - 1
+    many.update(y[2000:], s[2000:], w[2000:], nan_policy="skip")
+    exact_parts_equal(one, many)
+    assert many._aux == []  # merged into the main state when read
