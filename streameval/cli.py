@@ -274,7 +274,7 @@ def report_cmd(
 def generate_cmd(
     out: Path = typer.Argument(..., help="Output file: .parquet, .csv or .csv.gz.", show_default=False),
     rows: int = typer.Option(1_000_000, "--rows", "-n", help="Number of rows.", min=0),
-    distribution: str = typer.Option("mid", "--distribution", "-d", help="mid, rare, credit or logit."),
+    distribution: str = typer.Option("mid", "--distribution", "-d", help="mid, rare, calibrated, credit or logit."),
     prevalence: Optional[float] = typer.Option(None, "--prevalence", help="Share of positives (default per distribution)."),
     separation: Optional[float] = typer.Option(None, "--separation", help="Distance of the class means on the logit scale."),
     decimals: Optional[int] = typer.Option(None, "--decimals", help="Round scores to this many decimals (discrete scores)."),
@@ -313,16 +313,20 @@ def demo_cmd(
         directory.mkdir(parents=True, exist_ok=True)
         path = directory / "predictions.parquet"
         typer.echo(f"writing a sample fraud-model log of {rows:,} rows to {path} ...", err=True)
-        synthetic.write_parquet(path, rows, distribution="mid", weight=True, seed=2024)
-        cmd = f"streameval eval {path} --score score --label label --weight weight --threshold 0.5 --threshold 0.8"
+        synthetic.write_parquet(path, rows, distribution="calibrated", weight=True, seed=2024)
+        # Operating thresholds as cuts of the grid: their confusion counts are exact, whatever the
+        # scores; the rest of the report shows intervals where the scores are continuous.
+        grid = "probability@0.1,0.3"
+        cmd = (f"streameval eval {path} --score score --label label --weight weight --grid '{grid}' "
+               "--threshold 0.1 --threshold 0.3")
         typer.echo(f"evaluating: {cmd}", err=True)
-        report = evaluate(str(path), score="score", label="label", weight="weight", thresholds=[0.5, 0.8],
-                          progress=not quiet)
+        report = evaluate(str(path), score="score", label="label", weight="weight", grid=grid,
+                          thresholds=[0.1, 0.3], progress=not quiet)
         report.sketch.save(directory / "predictions.sketch")
         _emit(report, fmt, None)
         typer.echo(
             f"sketch saved to {directory / 'predictions.sketch'}; try `streameval report "
-            f"{directory / 'predictions.sketch'} --threshold 0.3`",
+            f"{directory / 'predictions.sketch'} --threshold 0.2` (0.2 is not a cut: see the note)",
             err=True,
         )
 

@@ -270,16 +270,9 @@ class Report:
         rows = []
         for c in self.confusion:
             th = _num(c["requested_threshold"])
-            if not c["exact"]:
-                th += f" (counts at {_num(c['threshold'])})"
-            cells = [th]
-            for name in _CONFUSION_COLUMNS:
-                cell = _num(c.get(name))
-                if not c["exact"] and name in ("tp", "fp"):
-                    lo, hi = c[f"{name}_bounds"]
-                    cell += f" [{_num(lo)}, {_num(hi)}]"
-                cells.append(cell)
-            rows.append(cells)
+            if not c["exact"]:  # counts of the nearest exact threshold; the notes give the bounds
+                th += f" (~{_num(c['threshold'])})"
+            rows.append([th, *(_num(c.get(name)) for name in _CONFUSION_COLUMNS)])
         return rows
 
     def provenance_rows(self) -> list[tuple[str, str]]:
@@ -375,8 +368,8 @@ def _num(x: Any) -> str:
         return str(x).lower()
     if isinstance(x, int) or (isinstance(x, float) and x.is_integer() and abs(x) < 1e15):
         return f"{int(x):,}"
-    if isinstance(x, float):
-        return f"{x:,.2f}" if abs(x) >= 1e4 else f"{x:.6g}"
+    if isinstance(x, float):  # weighted counts: whole units are enough on screen (JSON has all digits)
+        return f"{x:,.0f}" if abs(x) >= 1e3 else f"{x:.6g}"
     return str(x)
 
 

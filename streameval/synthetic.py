@@ -14,6 +14,10 @@ Score distributions (``distribution=``):
 ``"rare"``
     0.1% positives; most scores near 1e-4: negatives' logits ~ N(logit(1e-4), 1), positives'
     ~ N(logit(1e-4) + 2.5, 1) (``separation`` default 2.5).
+``"calibrated"``
+    The "mid" classes, scored by the exact posterior ``P(y = 1 | logit)`` (for two normal classes
+    of equal variance, ``logit(prevalence) + separation * logit / 1.5**2``): a well-calibrated
+    model, as a deployed one should be. The demo uses it.
 ``"credit"``
     5% positives (defaults); an integer risk score in 300..850, higher meaning riskier, from the
     "mid" logits scaled by 80 points per unit and centred on 575.
@@ -35,9 +39,10 @@ import numpy as np
 
 __all__ = ["DISTRIBUTIONS", "LogSpec", "iter_batches", "generate", "write_parquet", "write_csv", "write_log"]
 
-DISTRIBUTIONS = ("mid", "rare", "credit", "logit")
+DISTRIBUTIONS = ("mid", "rare", "calibrated", "credit", "logit")
 _DEFAULTS = {  # distribution -> (prevalence, separation)
     "mid": (0.10, 2.0),
+    "calibrated": (0.10, 2.0),
     "rare": (0.001, 2.5),
     "credit": (0.05, 2.0),
     "logit": (0.10, 2.0),
@@ -124,6 +129,9 @@ def _chunk(spec: LogSpec, start: int, n: int, rng: np.random.Generator) -> dict[
         logits = rng.normal(0.0, 1.5, n) + sep * (y - 0.5)
     if spec.distribution in ("mid", "rare"):
         score = 1.0 / (1.0 + np.exp(-logits))
+    elif spec.distribution == "calibrated":
+        posterior = _logit(spec.effective_prevalence) + sep * logits / 1.5**2
+        score = 1.0 / (1.0 + np.exp(-posterior))
     elif spec.distribution == "credit":
         score = np.clip(np.rint(575.0 + 80.0 * logits), 300, 850)
     else:

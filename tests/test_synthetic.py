@@ -101,3 +101,12 @@ def test_bad_parameters(kwargs):
 def test_write_log_rejects_unknown_extension(tmp_path):
     with pytest.raises(ValueError, match="parquet"):
         synthetic.write_log(tmp_path / "x.txt", 10)
+
+
+def test_calibrated_distribution_is_calibrated():
+    import streameval
+
+    table = synthetic.generate(200_000, distribution="calibrated", seed=3)
+    sk = streameval.BinarySketch().update(table.column("label"), table.column("score"))
+    assert sk.expected_calibration_error(10) < 0.01
+    assert abs(sk.positive_weight / 200_000 - 0.1) < 0.01
