@@ -228,7 +228,8 @@ class LabelEncoder:
             self._note_negative(0, y, row_offset, _first(zero))
         elif minus.any():
             self._note_negative(-1, y, row_offset, _first(minus))
-        return pos.view(np.uint8)
+        out: npt.NDArray[np.uint8] = pos.view(np.uint8)
+        return out
 
     def _encode_pos_label(self, y: np.ndarray, row_offset: int) -> npt.NDArray[np.uint8]:
         if y.dtype.kind == "f" and np.isnan(y).any():

@@ -1,3 +1,5 @@
+# mypy: disable-error-code="call-arg,no-untyped-call,assignment,var-annotated"
+# (Numba-compiled code: scalar types are Numba's, and intrinsics are called with typing contexts)
 """Low-level building blocks for the compiled kernels: bit casts, prefetch, a vectorizable log.
 
 Numba exposes neither a float/int bit cast nor a prefetch, and its ``math.log`` is a scalar libm

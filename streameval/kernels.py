@@ -1,3 +1,5 @@
+# mypy: disable-error-code="call-arg,no-untyped-call,assignment,var-annotated"
+# (Numba-compiled code: scalar types are Numba's, and intrinsics are called with typing contexts)
 """The compiled hot loops: binning a chunk into a dense sketch state, and merging states.
 
 The dense state is a float64 array of shape ``(n_bins, 2, 4)``: for each bin and class

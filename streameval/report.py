@@ -15,6 +15,7 @@ false`` and are shown as ``~value``. Undefined values (for example ROC-AUC with 
 
 from __future__ import annotations
 
+import io
 import json
 import math
 import warnings
@@ -66,8 +67,13 @@ def _clean(x: Any) -> Any:
     return x
 
 
+def _clean_dict(d: dict[str, Any]) -> dict[str, Any]:
+    out: dict[str, Any] = _clean(d)
+    return out
+
+
 def _est(e: Estimate) -> dict[str, Any]:
-    return _clean({"value": e.value, "lower": e.lower, "upper": e.upper, "exact": bool(e.exact)})
+    return _clean_dict({"value": e.value, "lower": e.lower, "upper": e.upper, "exact": bool(e.exact)})
 
 
 def _exact(x: float) -> dict[str, Any]:
@@ -78,7 +84,7 @@ def _approx(x: float, exact: bool) -> dict[str, Any]:
     """A number without a rigorous interval: exact or not, no bounds."""
     if exact:
         return _exact(x)
-    return _clean({"value": x, "lower": None, "upper": None, "exact": False})
+    return _clean_dict({"value": x, "lower": None, "upper": None, "exact": False})
 
 
 def _undefined() -> dict[str, Any]:
@@ -169,7 +175,7 @@ def compute_metrics(
 def _confusion(c: Any) -> dict[str, Any]:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        return _clean(c.to_dict())
+        return _clean_dict(c.to_dict())
 
 
 @dataclass
@@ -341,20 +347,12 @@ class Report:
         """The terminal rendering as plain text (no colours)."""
         from rich.console import Console
 
-        console = Console(width=width, record=True, color_system=None, file=_Null())
+        console = Console(width=width, record=True, color_system=None, file=io.StringIO())
         console.print(self)
         return console.export_text()
 
     def __str__(self) -> str:
         return self.to_text()
-
-
-class _Null:
-    def write(self, s: str) -> int:
-        return len(s)
-
-    def flush(self) -> None:
-        pass
 
 
 def _md_escape(text: str) -> str:

@@ -217,7 +217,7 @@ def _expand(paths: Sequence[str]) -> tuple[list[str], str | None]:
 
 
 def _file_format(files: Sequence[str]) -> str:
-    formats = {}
+    formats: dict[str, str] = {}
     for f in files:
         fmt = FILE_FORMATS.get(_ext(f))
         if fmt is None:
@@ -229,7 +229,7 @@ def _file_format(files: Sequence[str]) -> str:
     if len(formats) > 1:
         kinds = ", ".join(f"{_FORMAT_NAMES[k]} ({v})" for k, v in formats.items())
         raise SourceError(f"the sources mix file formats: {kinds}; evaluate one format at a time")
-    return next(iter(formats))
+    return str(next(iter(formats)))
 
 
 def _pyarrow_format(fmt: str) -> Any:
@@ -259,7 +259,7 @@ def _fragment_path(fragment: Any) -> str:
 def _dataset_total_rows(dataset: Any, fmt: str) -> int | None:
     if fmt == "parquet":
         try:
-            return sum(f.metadata.num_rows for f in dataset.get_fragments())
+            return int(sum(f.metadata.num_rows for f in dataset.get_fragments()))
         except Exception:  # noqa: BLE001 - a bad footer is reported when the file is read
             return None
     if fmt == "ipc":

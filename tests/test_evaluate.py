@@ -33,7 +33,7 @@ def test_discrete_scores_match_sklearn_exactly(weighted):
     assert m["partial_roc_auc"]["value"] == pytest.approx(roc_auc_score(y, s, sample_weight=w, max_fpr=0.1), abs=1e-12)
     assert m["average_precision"]["value"] == pytest.approx(average_precision_score(y, s, sample_weight=w), abs=1e-12)
     assert m["gini"]["value"] == pytest.approx(2 * roc_auc_score(y, s, sample_weight=w) - 1, abs=1e-12)
-    for c, th in zip(r.confusion, [0.2, 0.5]):
+    for c, th in zip(r.confusion, [0.2, 0.5], strict=False):
         tn, fp, fn, tp = confusion_matrix(y, s >= th, sample_weight=w).ravel()
         assert c["exact"]
         assert (c["tp"], c["fp"], c["fn"], c["tn"]) == pytest.approx((tp, fp, fn, tn), rel=1e-12)

@@ -152,7 +152,7 @@ def test_inputs_not_modified():
     w = np.array(W8)
     copies = (y.copy(), sc.copy(), w.copy())
     BinarySketch().update(y, sc, w)
-    for a, b in zip((y, sc, w), copies):
+    for a, b in zip((y, sc, w), copies, strict=False):
         assert np.array_equal(a, b)
 
 

@@ -20,7 +20,6 @@ from hypothesis import strategies as st
 
 import streameval
 from streameval import BinarySketch, FloatGrid, LinearGrid, ProbabilityGrid, SketchFormatError
-from streameval import io as sio
 
 GOLDEN = pathlib.Path(__file__).resolve().parent / "golden"
 

@@ -15,12 +15,11 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from sample_data import make_data
 from sklearn import metrics as skm
 
 from streameval import BinarySketch, FloatGrid, InexactThresholdWarning, LinearGrid, ProbabilityGrid
 from streameval.metrics.confusion import Confusion
-
-from sample_data import make_data
 
 TOL = 1e-12
 
@@ -124,7 +123,8 @@ def test_confusion_definitions_on_hand_counts():
 
 
 def test_zero_division_conventions_follow_sklearn():
-    y = np.array([0, 0, 1, 1]); s = np.array([0.1, 0.2, 0.3, 0.4])
+    y = np.array([0, 0, 1, 1])
+    s = np.array([0.1, 0.2, 0.3, 0.4])
     c = sketch_of(y, s).confusion(0.9)  # nothing predicted positive
     with pytest.warns(Warning):
         assert c.precision == skm.precision_score(y, s >= 0.9, zero_division=0)
@@ -304,7 +304,8 @@ def test_threshold_at_targets():
 
 
 def test_r_precision_is_break_even():
-    y = np.array([1, 0, 1, 1, 0, 0, 1, 0]); s = np.linspace(1, 0.1, 8)
+    y = np.array([1, 0, 1, 1, 0, 0, 1, 0])
+    s = np.linspace(1, 0.1, 8)
     r = sketch_of(y, s).r_precision()
     assert r.exact and r.value == 3 / 4
 
@@ -355,7 +356,8 @@ def test_one_class_warns_and_returns_nan():
 
 
 def test_inexact_threshold_snaps_and_warns():
-    y = np.array([0, 1, 0, 1]); s = np.array([0.50, 0.52, 0.54, 0.56])
+    y = np.array([0, 1, 0, 1])
+    s = np.array([0.50, 0.52, 0.54, 0.56])
     sk = sketch_of(y, s, grid=LinearGrid(0, 1, 10))  # all four in one bin
     with pytest.warns(InexactThresholdWarning):
         c = sk.confusion(0.53)

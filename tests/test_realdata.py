@@ -65,7 +65,7 @@ def test_rounded_scores_exact(predictions):
     assert m["roc_auc"]["exact"] and m["average_precision"]["exact"]
     assert m["roc_auc"]["value"] == pytest.approx(roc_auc_score(y, p3), abs=1e-12)
     assert m["average_precision"]["value"] == pytest.approx(average_precision_score(y, p3), abs=1e-12)
-    for c, t in zip(d["thresholds"], (0.5, 0.9)):
+    for c, t in zip(d["thresholds"], (0.5, 0.9), strict=False):
         tn, fp, fn, tp = confusion_matrix(y, p3 >= t).ravel()
         assert c["exact"] and (c["tp"], c["fp"], c["fn"], c["tn"]) == (tp, fp, fn, tn)
 

@@ -9,8 +9,7 @@ import numpy as np
 import pytest
 from sklearn import metrics as skm
 
-from streameval import BinarySketch, LinearGrid, kernels
-
+from streameval import BinarySketch, InputError, LinearGrid, kernels
 
 
 def test_linear_grid_nonfinite_scale_is_rejected_or_binned_in_range():
@@ -29,7 +28,7 @@ def test_linear_grid_nonfinite_scale_is_rejected_or_binned_in_range():
 
 
 def _exact_ap(y, s, w):
-    P = sum(Fraction(float(x)) for x, l in zip(w, y) if l == 1)
+    P = sum(Fraction(float(x)) for x, label in zip(w, y, strict=True) if label == 1)
     tp = fp = ap = Fraction(0)
     for v in np.unique(s)[::-1]:
         m = s == v
@@ -68,17 +67,16 @@ def test_extreme_weights_scale_invariant():
 def test_merge_rejects_conflicting_positive_class():
     a = BinarySketch().update([0, 1], [0.1, 0.9])  # positive class: label 1
     b = BinarySketch(pos_label=0).update([0, 1], [0.9, 0.1])  # positive class: label 0
-    with pytest.raises(Exception):
+    with pytest.raises(InputError, match="positive"):
         a.merge(b)
-
 
 
 def test_merge_rejects_three_label_values():
     a = BinarySketch(pos_label="dog").update(["dog", "cat"], [0.9, 0.1])
     b = BinarySketch(pos_label="dog").update(["dog", "bird"], [0.8, 0.2])
-    with pytest.raises(Exception):
+    with pytest.raises(InputError, match="negative class changed"):
         a.copy().update(["bird"], [0.3])  # what merge claims to be equivalent to
-    with pytest.raises(Exception):
+    with pytest.raises(InputError, match="three label values"):
         a.merge(b)
 
 

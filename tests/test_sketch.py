@@ -6,12 +6,11 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from sample_data import make_data
 
 import streameval
 from streameval import BinarySketch, FloatGrid, IncompatibleGridError, LinearGrid, ProbabilityGrid
 from streameval.kernels import MAX, MIN, SUM, W
-
-from sample_data import make_data
 
 GRIDS = [None, LinearGrid(0, 1, 50), FloatGrid(4, -6, 6), ProbabilityGrid(6, -12)]
 
@@ -44,7 +43,7 @@ def test_chunking_gives_identical_sketch(grid, weighted, dist):
     for k in (1, 7, 100):
         cuts = split_points(rng, len(y), k)
         parts = BinarySketch(grid)
-        for a, b in zip(np.r_[0, cuts], np.r_[cuts, len(y)]):
+        for a, b in zip(np.r_[0, cuts], np.r_[cuts, len(y)], strict=False):
             parts.update(y[a:b], s[a:b], None if w is None else w[a:b])
         exact_parts_equal(whole, parts)
         if not weighted:  # integer counts: every bin-derived metric is identical, not just close
@@ -120,7 +119,8 @@ def test_property_chunking_and_merge(rows, k):
 
 
 def test_nan_skip_counts_and_excludes():
-    s = np.array([0.1, np.nan, 0.7, np.nan]); y = np.array([0, 1, 1, 0])
+    s = np.array([0.1, np.nan, 0.7, np.nan])
+    y = np.array([0, 1, 1, 0])
     sk = BinarySketch().update(y, s, nan_policy="skip")
     assert sk.counters["n_nan"] == 2 and sk.n_rows == 4
     assert sk.positive_weight == 1 and sk.negative_weight == 1

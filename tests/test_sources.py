@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import duckdb
 import numpy as np
-import pandas as pd
 import polars as pl
 import pyarrow as pa
 import pyarrow.dataset as ds
