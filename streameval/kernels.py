@@ -174,20 +174,24 @@ def update_state(state, kind, f0, f1, f2, i0, i1, i2, cuts, scores, labels, weig
     return n_nan, n_out, w_in, brier, logloss
 
 
+@nb.njit(inline="always", nogil=True)
+def _merge_cell(dst, src):  # type: ignore[no-untyped-def]
+    """Fold one cell into another: weights and sums add, min/max combine."""
+    dst[W] += src[W]
+    if src[MIN] < dst[MIN]:
+        dst[MIN] = src[MIN]
+    if src[MAX] > dst[MAX]:
+        dst[MAX] = src[MAX]
+    dst[SUM] += src[SUM]
+
+
 @nb.njit(nogil=True, cache=True, boundscheck=False)
 def merge_into(state, keys, values):  # type: ignore[no-untyped-def]
     """Add compact bins ``(keys, values)`` into the dense ``state`` (modified in place)."""
     for j in range(keys.shape[0]):
         b = keys[j]
         for c in range(2):
-            src = values[j, c]
-            dst = state[b, c]
-            dst[W] += src[W]
-            if src[MIN] < dst[MIN]:
-                dst[MIN] = src[MIN]
-            if src[MAX] > dst[MAX]:
-                dst[MAX] = src[MAX]
-            dst[SUM] += src[SUM]
+            _merge_cell(state[b, c], values[j, c])
 
 
 @nb.njit(nogil=True, cache=True, boundscheck=False)
@@ -195,15 +199,8 @@ def merge_dense(state, other):  # type: ignore[no-untyped-def]
     """Add the dense ``other`` into the dense ``state`` (modified in place)."""
     for b in range(other.shape[0]):
         for c in range(2):
-            src = other[b, c]
-            if src[W] > 0.0:
-                dst = state[b, c]
-                dst[W] += src[W]
-                if src[MIN] < dst[MIN]:
-                    dst[MIN] = src[MIN]
-                if src[MAX] > dst[MAX]:
-                    dst[MAX] = src[MAX]
-                dst[SUM] += src[SUM]
+            if other[b, c, W] > 0.0:
+                _merge_cell(state[b, c], other[b, c])
 
 
 def empty_state(n_bins: int) -> np.ndarray:
