@@ -154,7 +154,7 @@ def eval_cmd(
     weight: Optional[str] = typer.Option(None, "--weight", "-w", help="Sample-weight column or expression."),
     pos_label: Optional[str] = typer.Option(None, "--pos-label", help="Label value of the positive class."),
     grid: Optional[str] = typer.Option(
-        None, "--grid", "-g", help="Binning grid: probability[:BITS] (default), float[:BITS], linear:LO:HI:BINS."
+        None, "--grid", "-g", help="Binning grid: probability[:BITS] (default), float[:BITS], linear:LO:HI:BINS; append @T1,T2 to cut bins at thresholds (exact counts there), e.g. probability@0.5."
     ),
     threshold: Optional[List[float]] = typer.Option(
         None, "--threshold", "-t", help="Threshold for confusion counts (repeatable). Default 0.5 for probabilities."
