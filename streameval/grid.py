@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import Any, Callable, ClassVar
 
 import numpy as np
 import numpy.typing as npt
@@ -31,6 +31,7 @@ __all__ = [
     "CutGrid",
     "DEFAULT_GRID",
     "grid_from_spec",
+    "coarsening_map",
 ]
 
 # Kernel grid kinds. Stored in files through the spec's "kind" name, never by number.
@@ -371,6 +372,80 @@ DEFAULT_GRID: Grid = ProbabilityGrid()
 """The grid used when none is given: ``ProbabilityGrid(mantissa_bits=12, min_exponent=-30)``."""
 
 _GRID_KINDS: dict[str, type[Grid]] = {g.kind: g for g in (LinearGrid, ProbabilityGrid, FloatGrid, CutGrid)}
+
+
+KeyMap = Callable[[npt.NDArray[np.int64]], npt.NDArray[np.int64]]
+
+
+def coarsening_map(fine: Grid, coarse: Grid) -> KeyMap | None:
+    """The map from ``fine``'s bin indices to ``coarse``'s, if ``coarse`` is an exact coarsening.
+
+    ``coarse`` is an exact power-of-two coarsening of ``fine`` when it is the same kind of grid with
+    the same range and each of its bins is the union of ``2**d`` consecutive bins of ``fine``
+    (``d >= 0``; ``d = 0`` is equality): a ProbabilityGrid or FloatGrid with fewer mantissa bits
+    and the same exponents, or a LinearGrid over the same ``[lo, hi]`` with ``bins / 2**d`` bins.
+    Every score then lands, in ``coarse``, in the image of its bin in ``fine``, so sketches of both
+    merge exactly on ``coarse``. CutGrids coarsen only to themselves.
+
+    Returns
+    -------
+    callable or None
+        ``f(keys) -> keys`` (vectorized), or None when ``coarse`` is not a coarsening of ``fine``.
+    """
+    if fine == coarse:
+        return lambda keys: keys
+    if type(fine) is not type(coarse) or isinstance(fine, CutGrid):
+        return None
+    if isinstance(fine, LinearGrid) and isinstance(coarse, LinearGrid):
+        ratio = _power_of_two_ratio(fine.bins, coarse.bins)
+        if ratio is None or (fine.lo, fine.hi) != (coarse.lo, coarse.hi):
+            return None
+        d = ratio
+        last_f, last_c = fine.bins + 1, coarse.bins + 1
+
+        def linear(keys: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
+            inner = 1 + ((keys - 1) >> d)
+            out: npt.NDArray[np.int64] = np.where(keys == 0, 0, np.where(keys == last_f, last_c, inner))
+            return out
+
+        return linear
+    if isinstance(fine, ProbabilityGrid) and isinstance(coarse, ProbabilityGrid):
+        d = fine.mantissa_bits - coarse.mantissa_bits
+        if d < 0 or fine.min_exponent != coarse.min_exponent:
+            return None
+        hf, hc = fine._half, coarse._half
+
+        def probability(keys: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
+            low = 1 + ((keys - 1) >> d)  # bins 1..hf: q = p < 0.5
+            high = 1 + 2 * hc - ((1 + 2 * hf - keys) >> d)  # bins hf+1..2hf+1: q = 1 - p
+            out = np.where(keys <= hf, low, high)
+            out = np.where(keys == 0, 0, out)
+            result: npt.NDArray[np.int64] = np.where(keys == 2 + 2 * hf, 2 + 2 * hc, out)
+            return result
+
+        return probability
+    if isinstance(fine, FloatGrid) and isinstance(coarse, FloatGrid):
+        d = fine.mantissa_bits - coarse.mantissa_bits
+        same_range = (fine.min_exponent, fine.max_exponent) == (coarse.min_exponent, coarse.max_exponent)
+        if d < 0 or not same_range:
+            return None
+        kf, kc = fine._half, coarse._half
+
+        def floating(keys: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
+            out: npt.NDArray[np.int64] = np.where(
+                keys >= kf, kc + ((keys - kf) >> d), kc - 1 - ((kf - 1 - keys) >> d)
+            )
+            return out
+
+        return floating
+    return None
+
+
+def _power_of_two_ratio(fine: int, coarse: int) -> int | None:
+    if coarse <= 0 or fine % coarse:
+        return None
+    ratio = fine // coarse
+    return ratio.bit_length() - 1 if ratio & (ratio - 1) == 0 else None
 
 
 def grid_from_spec(spec: dict[str, Any]) -> Grid:

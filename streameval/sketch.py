@@ -24,7 +24,7 @@ import numpy.typing as npt
 
 from . import io, kernels
 from .errors import IncompatibleGridError, InputError, InputTypeError, SketchFormatError
-from .grid import DEFAULT_GRID, Grid
+from .grid import DEFAULT_GRID, Grid, coarsening_map
 from .inputs import LabelEncoder, as_1d_array, clean_scores, clean_weights
 from .metrics import auc, curves, probability, thresholds
 from .metrics.confusion import Confusion, confusion_at
@@ -246,27 +246,36 @@ class BinarySketch:
             c["log_loss_sum"] += float(logloss)
 
     # -- merge -------------------------------------------------------------------------------
-    def _check_compatible(self, other: "BinarySketch") -> None:
-        if not isinstance(other, BinarySketch):
-            raise InputTypeError(f"can only merge BinarySketch objects, got {type(other).__name__}")
-        if other.grid != self.grid:
-            raise IncompatibleGridError(
-                f"cannot merge sketches on different grids: {self.grid.describe()} and "
-                f"{other.grid.describe()}; rebuild one of them on the other's grid"
-            )
-
     def merge(self, other: "BinarySketch") -> "BinarySketch":
         """A new sketch holding the rows of both; the inputs are unchanged.
 
         Equivalent to running ``other``'s updates on a copy of this sketch: counts and min/max are
-        identical, floating-point sums (weights, score sums, log loss) agree up to rounding.
+        identical, floating-point sums (weights, score sums, log loss) agree up to rounding. If one
+        grid is a power-of-two coarsening of the other, the result is on the coarser grid.
 
         Raises
         ------
         IncompatibleGridError
-            If the grids differ (the message names both).
+            If the grids are neither equal nor coarsenings of one another (the message names both).
         """
         return merge([self, other])
+
+    def coarsen(self, grid: Grid) -> "BinarySketch":
+        """This sketch re-binned on ``grid``, an exact power-of-two coarsening of its own grid.
+
+        The result equals the sketch built from the same rows on ``grid`` (counts and min/max
+        exactly). Use it to shrink a sketch or to line it up with older, coarser sketches.
+
+        Raises
+        ------
+        IncompatibleGridError
+            If ``grid`` is not a coarsening of this sketch's grid.
+        """
+        if coarsening_map(self.grid, grid) is None:
+            raise IncompatibleGridError(
+                f"{grid.describe()} is not a power-of-two coarsening of {self.grid.describe()}"
+            )
+        return merge([BinarySketch(grid), self])
 
     def copy(self) -> "BinarySketch":
         """An independent copy."""
@@ -462,14 +471,17 @@ def merge(sketches: Iterable[BinarySketch]) -> BinarySketch:
     """Merge any number of sketches on one grid into a new sketch; the inputs are unchanged.
 
     Merging is associative and commutative, and an empty sketch is its identity (counts and
-    min/max exactly; floating-point sums up to rounding).
+    min/max exactly; floating-point sums up to rounding). Sketches on different grids merge when
+    one grid is an exact power-of-two coarsening of the other (see
+    :func:`streameval.grid.coarsening_map`): the result is on the coarsest grid, exactly as if
+    every row had been binned there.
 
     Raises
     ------
     ValueError
         If no sketch is given.
     IncompatibleGridError
-        If the grids differ.
+        If two grids are neither equal nor coarsenings of one another (the message names both).
     """
     it = iter(sketches)
     try:
@@ -478,18 +490,41 @@ def merge(sketches: Iterable[BinarySketch]) -> BinarySketch:
         raise ValueError("merge() needs at least one sketch") from None
     if not isinstance(first, BinarySketch):
         raise InputTypeError(f"can only merge BinarySketch objects, got {type(first).__name__}")
-    out = BinarySketch(first.grid)
-    out._labels = LabelEncoder(first._labels.pos_label, first._labels.neg_label)
-    dense = kernels.empty_state(first.grid.n_bins)
+    labels = LabelEncoder(first._labels.pos_label, first._labels.neg_label)
+    counters: dict[str, Any] = {name: 0 for name in _INT_COUNTERS}
+    counters.update({name: 0.0 for name in _FLOAT_COUNTERS})
+    counters["weighted"] = False
+    grid = first.grid
+    dense = kernels.empty_state(grid.n_bins)
     for s in itertools.chain([first], it):  # lazily: inputs may be loaded one at a time
-        first._check_compatible(s)
-        _merge_labels(out._labels, s._labels)
+        if not isinstance(s, BinarySketch):
+            raise InputTypeError(f"can only merge BinarySketch objects, got {type(s).__name__}")
+        _merge_labels(labels, s._labels)
         keys, values = s._compact()
+        if s.grid != grid:
+            to_current = coarsening_map(s.grid, grid)
+            if to_current is not None:
+                keys = to_current(keys)
+            else:  # the accumulator moves to the newcomer's coarser grid, or the grids clash
+                to_new = coarsening_map(grid, s.grid)
+                if to_new is None:
+                    raise IncompatibleGridError(
+                        f"cannot merge sketches on different grids {grid.describe()} and {s.grid.describe()}: "
+                        "neither is the other with bins 2**d times wider; rebuild one of them on "
+                        "the other's grid"
+                    )
+                acc_keys, acc_values = kernels.compact(dense)
+                grid = s.grid
+                dense = kernels.empty_state(grid.n_bins)
+                kernels.merge_into(dense, to_new(acc_keys), acc_values)
         if keys.size:
             kernels.merge_into(dense, keys, values)
         for name in (*_INT_COUNTERS, *_FLOAT_COUNTERS):
-            out.counters[name] += s.counters[name]
-        out.counters["weighted"] = bool(out.counters["weighted"] or s.counters["weighted"])
+            counters[name] += s.counters[name]
+        counters["weighted"] = bool(counters["weighted"] or s.counters["weighted"])
+    out = BinarySketch(grid)
+    out._labels = labels
+    out.counters = counters
     out._keys, out._values = kernels.compact(dense)
     return out
 

@@ -158,3 +158,51 @@ def test_threaded_update_equals_single_thread(monkeypatch, threads):
     many.update(y[2000:], s[2000:], w[2000:], nan_policy="skip")
     exact_parts_equal(one, many)
     assert many._aux == []  # merged into the main state when read
+
+
+COARSENINGS = [
+    (ProbabilityGrid(12), ProbabilityGrid(9)),
+    (ProbabilityGrid(5, -9), ProbabilityGrid(0, -9)),
+    (LinearGrid(0, 1, 64), LinearGrid(0, 1, 8)),
+    (LinearGrid(-3, 5, 1000), LinearGrid(-3, 5, 125)),
+    (FloatGrid(10), FloatGrid(7)),
+    (FloatGrid(3, -4, 4), FloatGrid(1, -4, 4)),
+]
+
+
+@pytest.mark.parametrize("fine, coarse", COARSENINGS, ids=lambda g: g.describe())
+def test_coarsen_equals_binning_on_the_coarse_grid(fine, coarse):
+    from streameval.grid import coarsening_map
+
+    rng = np.random.default_rng(4)
+    s = np.concatenate([
+        rng.random(3000), rng.normal(0, 3, 3000), 1 - rng.random(500) * 1e-6, rng.random(500) * 1e-7,
+        [0.0, -0.0, 0.5, 1.0, -1.0, 2.0, 5.0, -3.0, 4.999, np.inf, -np.inf],
+    ])
+    y = (rng.random(s.size) < 0.4).astype(np.int8)
+    # the key map agrees with binning on the coarse grid, score by score
+    np.testing.assert_array_equal(coarsening_map(fine, coarse)(fine.bin_index(s)), coarse.bin_index(s))
+    direct = BinarySketch(coarse).update(y, s)
+    exact_parts_equal(BinarySketch(fine).update(y, s).coarsen(coarse), direct)
+    # merging a fine and a coarse sketch lands on the coarse grid, in either order
+    a = BinarySketch(fine).update(y[:4000], s[:4000])
+    b = BinarySketch(coarse).update(y[4000:], s[4000:])
+    for merged in (a.merge(b), b.merge(a), streameval.merge([a, b, BinarySketch(fine)])):
+        assert merged.grid == coarse
+        exact_parts_equal(merged, direct)
+
+
+def test_not_a_coarsening():
+    from streameval.grid import coarsening_map
+
+    assert coarsening_map(ProbabilityGrid(9), ProbabilityGrid(12)) is None  # finer, not coarser
+    assert coarsening_map(ProbabilityGrid(12, -30), ProbabilityGrid(9, -20)) is None
+    assert coarsening_map(LinearGrid(0, 1, 64), LinearGrid(0, 1, 24)) is None
+    assert coarsening_map(LinearGrid(0, 1, 64), LinearGrid(0, 2, 32)) is None
+    assert coarsening_map(FloatGrid(10, -20, 20), FloatGrid(8, -10, 20)) is None
+    assert coarsening_map(ProbabilityGrid().with_cuts(0.5), ProbabilityGrid(9).with_cuts(0.5)) is None
+    sk = BinarySketch(ProbabilityGrid(9)).update([0, 1], [0.2, 0.7])
+    with pytest.raises(IncompatibleGridError, match="coarsening"):
+        sk.coarsen(ProbabilityGrid(12))
+    with pytest.raises(IncompatibleGridError, match="neither"):
+        sk.merge(BinarySketch(ProbabilityGrid(10, -12)).update([0, 1], [0.2, 0.7]))
