@@ -52,7 +52,8 @@ FILE_FORMATS: dict[str, str] = {
     ".pq": "parquet",
     ".csv": "csv",
     ".csv.gz": "csv",
-    ".tsv": "csv",
+    ".tsv": "tsv",
+    ".tsv.gz": "tsv",
     ".arrow": "ipc",
     ".feather": "ipc",
     ".ipc": "ipc",
@@ -62,7 +63,8 @@ FILE_FORMATS: dict[str, str] = {
     ".ndjson.gz": "json",
     ".jsonl.gz": "json",
 }
-_FORMAT_NAMES = {"parquet": "Parquet", "csv": "CSV", "ipc": "Arrow IPC", "json": "NDJSON"}
+_FORMAT_NAMES = {"parquet": "Parquet", "csv": "CSV", "tsv": "TSV", "ipc": "Arrow IPC", "json": "NDJSON"}
+_DELIMITERS = {"csv": ",", "tsv": "\t"}
 _DUCKDB_EXT = (".duckdb", ".ddb", ".db")
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
@@ -100,7 +102,7 @@ class Source:
     Attributes
     ----------
     kind : str
-        ``"parquet"``, ``"csv"``, ``"ipc"``, ``"json"``, ``"duckdb"``, ``"polars"``, ``"pandas"``,
+        ``"parquet"``, ``"csv"``, ``"tsv"``, ``"ipc"``, ``"json"``, ``"duckdb"``, ``"polars"``, ``"pandas"``,
         ``"arrow"``, ``"numpy"`` or ``"batches"``.
     description : str
         Human-readable description for reports and messages.
@@ -237,8 +239,10 @@ def _file_format(files: Sequence[str]) -> str:
 def _pyarrow_format(fmt: str) -> Any:
     import pyarrow.dataset as ds
 
-    if fmt == "csv":
-        return ds.CsvFileFormat()
+    if fmt in _DELIMITERS:
+        import pyarrow.csv as pcsv
+
+        return ds.CsvFileFormat(parse_options=pcsv.ParseOptions(delimiter=_DELIMITERS[fmt]))
     return fmt
 
 
@@ -289,13 +293,14 @@ def _needed_columns(cols: Mapping[str, str]) -> list[str]:
     return list(dict.fromkeys(cols.values()))
 
 
-def _open_csv_file(path: str, columns: Sequence[str], types: Mapping[str, Any]) -> Any:
+def _open_csv_file(path: str, columns: Sequence[str], types: Mapping[str, Any], delimiter: str = ",") -> Any:
     """pyarrow's streaming CSV reader over one file, reading only ``columns``, typed as ``types``."""
     import pyarrow.csv as pcsv
 
     return pcsv.open_csv(
         path,
         read_options=pcsv.ReadOptions(block_size=CSV_BLOCK_BYTES, use_threads=True),
+        parse_options=pcsv.ParseOptions(delimiter=delimiter),
         convert_options=pcsv.ConvertOptions(include_columns=list(columns), column_types=dict(types)),
     )
 
@@ -320,11 +325,11 @@ def _file_batches(fragment: Any, fmt: str, dataset: Any, columns: list[str], bat
         # whole file, so memory grows with the file.
         yield from pq.ParquetFile(path, pre_buffer=False).iter_batches(batch_size=batch_rows, columns=columns)
         return
-    if fmt == "csv":
+    if fmt in _DELIMITERS:
         # Types as the dataset inferred them (from the first file), as the dataset scanner would
         # convert them; explicit types also decode faster than per-block inference.
         types = {c: dataset.schema.field(c).type for c in columns}
-        for batch in _open_csv_file(path, columns, types):
+        for batch in _open_csv_file(path, columns, types, _DELIMITERS[fmt]):
             for start in range(0, batch.num_rows, batch_rows):
                 yield batch.slice(start, batch_rows) if batch.num_rows > batch_rows else batch
         return
@@ -439,7 +444,7 @@ def _duckdb_file_from(con: Any, files: list[str], fmt: str, hive: bool) -> str:
         con.register("__streameval_ipc", _open_dataset(files, fmt, None))
         return "__streameval_ipc"
     lst = "[" + ", ".join(_quote_str(f) for f in files) + "]"
-    fn = {"parquet": "read_parquet", "csv": "read_csv", "json": "read_ndjson"}[fmt]
+    fn = {"parquet": "read_parquet", "csv": "read_csv", "tsv": "read_csv", "json": "read_ndjson"}[fmt]
     return f"{fn}({lst}, hive_partitioning = {'true' if hive else 'false'}, union_by_name = true)"
 
 

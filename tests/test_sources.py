@@ -75,6 +75,20 @@ def test_csv_gz(tmp_path, log):
     _check(_read(src), log, weight=True)
 
 
+def test_tsv_is_tab_separated_and_formats_do_not_mix(tmp_path, log):
+    import pyarrow.csv as pcsv
+
+    path = tmp_path / "log.tsv"
+    pcsv.write_csv(log, path, pcsv.WriteOptions(delimiter="\t"))
+    src = open_source(str(path), score="score", label="label")
+    assert src.kind == "tsv"
+    _check(_read(src), log)
+    _check(_read(open_source(str(path), score="score", label="label = 1")), log)  # through DuckDB
+    pcsv.write_csv(log, tmp_path / "other.csv")
+    with pytest.raises(SourceError, match="mix file formats"):
+        open_source([str(path), str(tmp_path / "other.csv")], score="score", label="label")
+
+
 def test_arrow_ipc(tmp_path, log):
     path = tmp_path / "log.arrow"
     feather.write_feather(log, path)
