@@ -225,7 +225,7 @@ def sketch_source(
     )
     columns = {SCORE: score, LABEL: label, **({WEIGHT: weight} if weight is not None else {})}
     sketch = BinarySketch(_grid(grid))
-    with progress_callback(progress, src.total_rows, src.description) as on_rows:
+    with progress_callback(progress, src.rows_estimate, src.description) as on_rows:
         rows = _consume(src.chunks(), sketch, columns=columns, pos_label=pos_label, nan_policy=nan_policy,
                         on_rows=on_rows)
     if rows == 0:

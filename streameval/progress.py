@@ -27,7 +27,8 @@ def progress_callback(
         only when stderr is a terminal. A callable ``f(rows_done, total_rows)`` is called after
         every batch instead. ``False``/``None``: nothing.
     total_rows : int or None
-        Rows expected, from file metadata, for the ETA.
+        Rows expected, for the ETA: from file metadata, or estimated from file sizes for text
+        files (see :attr:`streameval.sources.Source.rows_estimate`).
     description : str
         Shown next to the bar.
     """

@@ -121,6 +121,16 @@ class Source:
     engine: str
     _open: Callable[[], Iterator[Chunk]] = field(repr=False)
 
+    @property
+    def rows_estimate(self) -> int | None:
+        """``total_rows``, or for uncompressed text files (CSV, TSV, NDJSON) an estimate from the
+        file sizes and the line density of each file's first MiB; for progress ETAs only."""
+        if self.total_rows is not None:
+            return self.total_rows
+        if self.kind not in ("csv", "tsv", "json") or not self.files:
+            return None
+        return _estimate_text_rows(self.files, header=self.kind != "json")
+
     def chunks(self) -> Iterator[Chunk]:
         """Yield :class:`Chunk` objects, one batch at a time."""
         return self._open()
@@ -131,6 +141,25 @@ class Source:
 
 
 # -- helpers ---------------------------------------------------------------------------------
+def _estimate_text_rows(files: Sequence[str], header: bool, sample: int = 1 << 20) -> int | None:
+    total = 0.0
+    for f in files:
+        if f.endswith(".gz"):
+            return None  # compressed: the size says little about the rows
+        try:
+            size = os.path.getsize(f)
+            with open(f, "rb") as fh:
+                head = fh.read(sample)
+        except OSError:
+            return None
+        lines = head.count(b"\n")
+        if not head or not lines:
+            continue
+        total += max(size * lines / len(head) - (1 if header else 0), 0.0)
+    return int(total)
+
+
+
 def _columns(score: str, label: str, weight: str | None) -> dict[str, str]:
     cols = {SCORE: score, LABEL: label}
     if weight is not None:

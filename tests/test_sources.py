@@ -210,3 +210,15 @@ def test_unsupported_source_type():
         open_source(42, score="s", label="y")
     with pytest.raises(InputTypeError, match="mapping"):
         open_source(np.zeros(3), score="s", label="y")
+
+
+def test_text_files_give_a_row_estimate_for_progress(tmp_path, log):
+    import pyarrow.csv as pcsv
+
+    path = tmp_path / "log.csv"
+    pcsv.write_csv(log, path)
+    src = open_source(str(path), score="score", label="label")
+    assert src.total_rows is None
+    assert abs(src.rows_estimate - N) <= 0.02 * N
+    gz = synthetic.write_csv(tmp_path / "log.csv.gz", 1000, seed=1)
+    assert open_source(gz, score="score", label="label").rows_estimate is None
