@@ -59,6 +59,7 @@ class Grid:
 
     @property
     def n_bins(self) -> int:  # pragma: no cover - overridden
+        """Number of bins, end bins included: bin indices are ``0 .. n_bins - 1``."""
         raise NotImplementedError
 
     def bin_index(self, scores: npt.ArrayLike) -> npt.NDArray[np.int64]:
