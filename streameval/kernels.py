@@ -203,6 +203,55 @@ def merge_dense(state, other):  # type: ignore[no-untyped-def]
                 _merge_cell(state[b, c], other[b, c])
 
 
+def probability_sums(scores, labels, weights, weighted):  # type: ignore[no-untyped-def]
+    """``(n_outside_01, weight_01, brier_sum, log_loss_sum)`` of a whole chunk (see update_state)."""
+    return _probability_sums(scores, labels, weights, weighted, 0, scores.shape[0])
+
+
+def bin_compact(
+    keys: np.ndarray, labels: np.ndarray, scores: np.ndarray, weights: np.ndarray | None
+) -> tuple[np.ndarray, np.ndarray]:
+    """Occupied bins of one chunk by sorting, without a dense state: ``(keys, values)``.
+
+    For small chunks added to compact sketches (many small sketches stay small). Rows must be
+    pre-filtered: no NaN score, no zero weight. Same cells as :func:`update_state`; the float
+    sums may differ in the last bits (summation order).
+    """
+    code = keys.astype(np.int64) * 2 + labels
+    order = np.argsort(code, kind="stable")
+    code = code[order]
+    s = scores[order].astype(np.float64)
+    w = np.ones_like(s) if weights is None else weights[order]
+    starts = np.flatnonzero(np.r_[True, code[1:] != code[:-1]])
+    cell = code[starts]
+    out_keys = np.unique(cell >> 1)
+    values = empty_values(out_keys.shape[0])
+    row = np.searchsorted(out_keys, cell >> 1)
+    cls = cell & 1
+    values[row, cls, W] = np.add.reduceat(w, starts)
+    values[row, cls, MIN] = np.minimum.reduceat(s, starts)
+    values[row, cls, MAX] = np.maximum.reduceat(s, starts)
+    values[row, cls, SUM] = np.add.reduceat(w * s, starts)
+    return out_keys, values
+
+
+def merge_compact(
+    keys_a: np.ndarray, values_a: np.ndarray, keys_b: np.ndarray, values_b: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """Union of two compact bin sets (keys ascending and unique in each)."""
+    keys = np.union1d(keys_a, keys_b)
+    values = empty_values(keys.shape[0])
+    values[np.searchsorted(keys, keys_a)] = values_a
+    at = np.searchsorted(keys, keys_b)
+    dst = values[at]
+    dst[:, :, W] += values_b[:, :, W]
+    dst[:, :, MIN] = np.minimum(dst[:, :, MIN], values_b[:, :, MIN])
+    dst[:, :, MAX] = np.maximum(dst[:, :, MAX], values_b[:, :, MAX])
+    dst[:, :, SUM] += values_b[:, :, SUM]
+    values[at] = dst
+    return keys, values
+
+
 def empty_state(n_bins: int) -> np.ndarray:
     """A dense state with every cell empty."""
     state = np.empty((n_bins, 2, N_FIELDS), dtype=np.float64)

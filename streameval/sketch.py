@@ -224,6 +224,12 @@ class BinarySketch:
     def _add(self, scores: np.ndarray, labels: np.ndarray, weights: np.ndarray, weighted: bool) -> None:
         params = self.grid.kernel_params()
         n = scores.shape[0]
+        # Small chunk into a compact sketch that is not much larger than the chunk: sort-based, no
+        # dense state. A large sketch fed tiny chunks goes dense instead (merging into its compact
+        # bins would cost O(bins) per chunk).
+        if self._dense is None and n <= SMALL_CHUNK_ROWS and self._keys.shape[0] <= 8 * n:
+            self._add_small(scores, labels, weights, weighted, params)
+            return
         parts = _n_threads(n, self.threads)
         states = [self._densify()]
         while len(self._aux) < parts - 1:  # one private state per extra thread, merged when read
@@ -237,6 +243,28 @@ class BinarySketch:
             return kernels.update_state(states[k], *params, scores[a:b], labels[a:b], w, weighted)  # type: ignore[no-any-return]
 
         results = [run(0)] if parts == 1 else list(_executor().map(run, range(parts)))
+        self._count(results)
+
+    def _add_small(
+        self, scores: np.ndarray, labels: np.ndarray, weights: np.ndarray, weighted: bool, params: tuple[Any, ...]
+    ) -> None:
+        # A small chunk into a compact sketch: bin by sorting, merge into the compact bins. No
+        # dense state is allocated, so a sketch that only ever sees small chunks stays small.
+        nan = np.isnan(scores)
+        keep = ~nan
+        if weighted:
+            keep &= weights > 0
+        if keep.any():
+            w = weights[keep] if weighted else None
+            keys = self.grid.bin_index(scores[keep])
+            new_keys, new_values = kernels.bin_compact(keys, labels[keep], scores[keep], w)
+            self._keys, self._values = kernels.merge_compact(self._keys, self._values, new_keys, new_values)
+        self._table = None
+        self._created_by = None
+        n_out, w_in, brier, logloss = kernels.probability_sums(scores, labels, weights, weighted)
+        self._count([(int(np.count_nonzero(nan)), n_out, w_in, brier, logloss)])
+
+    def _count(self, results: list[tuple[int, int, float, float, float]]) -> None:
         c = self.counters
         for n_nan, n_out, w_in, brier, logloss in results:
             c["n_nan"] += int(n_nan)
@@ -438,6 +466,7 @@ class BinarySketch:
 
 
 MIN_ROWS_PER_THREAD = 1 << 19
+SMALL_CHUNK_ROWS = 1 << 15  # chunks up to this size go into a compact sketch without a dense state
 _EXECUTOR: ThreadPoolExecutor | None = None
 
 

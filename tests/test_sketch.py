@@ -149,6 +149,7 @@ def test_threaded_update_equals_single_thread(monkeypatch, threads):
     import streameval.sketch as sketch_mod
 
     monkeypatch.setattr(sketch_mod, "MIN_ROWS_PER_THREAD", 100)
+    monkeypatch.setattr(sketch_mod, "SMALL_CHUNK_ROWS", 0)
     y, s, w = make_data("wide", 5000, seed=8, weighted=True)
     s[::97] = np.nan
     one = BinarySketch(threads=1).update(y, s, w, nan_policy="skip")
@@ -206,3 +207,25 @@ def test_not_a_coarsening():
         sk.coarsen(ProbabilityGrid(12))
     with pytest.raises(IncompatibleGridError, match="neither"):
         sk.merge(BinarySketch(ProbabilityGrid(10, -12)).update([0, 1], [0.2, 0.7]))
+
+
+@pytest.mark.parametrize("grid", GRIDS, ids=str)
+def test_small_chunk_path_equals_dense_path(monkeypatch, grid, dist):
+    import streameval.sketch as sketch_mod
+
+    y, s, w = make_data(dist, 4000, seed=12, weighted=True)
+    s[::51] = np.nan
+    w[::37] = 0.0
+
+    def build(small_rows):
+        monkeypatch.setattr(sketch_mod, "SMALL_CHUNK_ROWS", small_rows)
+        sk = BinarySketch(grid)
+        for a in range(0, 4000, 700):
+            sk.update(y[a:a + 700], s[a:a + 700], w[a:a + 700], nan_policy="skip")
+            sk.roc_auc()  # read between chunks: the sketch goes back to compact form
+        return sk
+
+    small, dense = build(1 << 20), build(0)
+    assert small._dense is None and small.n_occupied_bins > 0
+    exact_parts_equal(small, dense)
+    assert small.counters["n_nan"] == dense.counters["n_nan"] > 0
