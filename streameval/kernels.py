@@ -203,9 +203,12 @@ def merge_dense(state, other):  # type: ignore[no-untyped-def]
                 _merge_cell(state[b, c], other[b, c])
 
 
-def probability_sums(scores, labels, weights, weighted):  # type: ignore[no-untyped-def]
+def probability_sums(
+    scores: np.ndarray, labels: np.ndarray, weights: np.ndarray, weighted: bool
+) -> tuple[int, float, float, float]:
     """``(n_outside_01, weight_01, brier_sum, log_loss_sum)`` of a whole chunk (see update_state)."""
-    return _probability_sums(scores, labels, weights, weighted, 0, scores.shape[0])
+    n_out, w_in, brier, logloss = _probability_sums(scores, labels, weights, weighted, 0, scores.shape[0])
+    return int(n_out), float(w_in), float(brier), float(logloss)
 
 
 def bin_compact(
