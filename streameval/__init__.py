@@ -13,6 +13,7 @@ from .errors import (
     SketchFormatError,
     StreamevalError,
     UndefinedMetricWarning,
+    UsageError,
 )
 from .grid import DEFAULT_GRID, CutGrid, FloatGrid, Grid, LinearGrid, ProbabilityGrid, grid_from_spec, parse_grid
 from .metrics import CalibrationCurve, Confusion, Estimate, ThresholdResult, TopK
@@ -40,6 +41,7 @@ __all__ = [
     "ThresholdResult",
     "TopK",
     "UndefinedMetricWarning",
+    "UsageError",
     "grid_from_spec",
     "load",
     "merge",

@@ -17,7 +17,7 @@ from typing import Any, Callable, List, Optional
 
 import typer
 
-from .errors import StreamevalError
+from .errors import StreamevalError, UsageError
 
 EXIT_OK, EXIT_DATA_ERROR, EXIT_USAGE_ERROR = 0, 1, 2
 
@@ -69,6 +69,8 @@ def _run(fn: Callable[[], Any]) -> Any:
     """Run a command body, turning data errors into exit code 1 with a one-line message."""
     try:
         return fn()
+    except UsageError as exc:
+        raise _error(str(exc), EXIT_USAGE_ERROR) from None
     except (StreamevalError, FileNotFoundError, IsADirectoryError, PermissionError) as exc:
         if isinstance(exc, OSError) and exc.filename is not None:
             raise _error(f"{exc.filename}: {exc.strerror or exc}") from None
@@ -97,10 +99,17 @@ def _load_config(path: Path) -> dict[str, Any]:
             )
         if not isinstance(value, CONFIG_KEYS[key]):
             raise typer.BadParameter(f"{path}: {key} has the wrong type ({type(value).__name__})", param_hint="--config")
+    bad = [t for t in data.get("thresholds", []) if isinstance(t, bool) or not isinstance(t, (int, float))]
+    if bad:
+        raise typer.BadParameter(f"{path}: thresholds must be numbers, got {bad[0]!r}", param_hint="--config")
+    if "batch_rows" in data and data["batch_rows"] < 1:
+        raise typer.BadParameter(f"{path}: batch_rows must be >= 1, got {data['batch_rows']}", param_hint="--config")
     base = path.parent
     if "source" in data:
         sources = [data["source"]] if isinstance(data["source"], str) else list(data["source"])
         data["source"] = [s if os.path.isabs(s) else str(base / s) for s in sources]
+    if "save_sketch" in data and not os.path.isabs(data["save_sketch"]):
+        data["save_sketch"] = str(base / data["save_sketch"])
     return data
 
 

@@ -20,6 +20,13 @@ class InputError(StreamevalError, ValueError):
     """
 
 
+class UsageError(StreamevalError, ValueError):
+    """Arguments that do not fit together (``table=`` with ``sql=``, a bad batch size, ...).
+
+    The command line reports these with exit code 2, like any other usage error.
+    """
+
+
 class InputTypeError(StreamevalError, TypeError):
     """An input of a type streameval cannot read."""
 

@@ -14,7 +14,7 @@ import threading
 import time
 from typing import Any, Callable, Iterable, Iterator, Sequence
 
-from .errors import InputError
+from .errors import InputError, InputTypeError
 from .grid import Grid, parse_grid
 from .progress import progress_callback
 from .report import Report
@@ -72,7 +72,9 @@ _ROW = re.compile(r"\brow (\d+)\b")
 _ARG_NAMES = {"y_true": LABEL, "y_score": SCORE, "sample_weight": WEIGHT}
 
 
-def _locate(exc: InputError, chunk: Chunk, stream_row: int, columns: dict[str, str]) -> InputError:
+def _locate(
+    exc: InputError | InputTypeError, chunk: Chunk, stream_row: int, columns: dict[str, str]
+) -> InputError | InputTypeError:
     """Re-word a sketch error for a user of this source: name the file, column and row in the file."""
     msg = str(exc)
     for arg, alias in _ARG_NAMES.items():
@@ -85,6 +87,7 @@ def _locate(exc: InputError, chunk: Chunk, stream_row: int, columns: dict[str, s
         return f"row {local}"
 
     msg = _ROW.sub(in_origin, msg)
+    msg = msg.replace("pass nan_policy='skip'", "pass nan_policy='skip' (--skip-nan on the command line)")
     if msg.startswith(f"{LABEL} ") and any(k in msg for k in ("outside {0, 1}", "non-numeric", "more than two", "three label")):
         msg += f"; label values seen: {_label_examples(chunk.batch)}"
     return type(exc)(f"{chunk.origin}: {msg}")
@@ -169,7 +172,7 @@ def _consume(
         start = sketch.n_rows
         try:
             sketch.update(y, s, w, pos_label=pos_label, nan_policy=nan_policy)
-        except InputError as exc:
+        except (InputError, InputTypeError) as exc:
             raise _locate(exc, chunk, start, columns) from None
         n += chunk.batch.num_rows
         if on_rows is not None:

@@ -255,10 +255,15 @@ class LabelEncoder:
             other = y[neg_idx] != neg_value
             if np.any(other):
                 k = int(neg_idx[_first(np.asarray(other))])
+                hint = (
+                    f"; pos_label={self.pos_label!r} does not occur in this chunk: check its spelling and type"
+                    if not pos.any()
+                    else ""
+                )
                 raise InputError(
                     f"y_true has more than two values with pos_label={self.pos_label!r}: "
                     f"{_py(neg_value)!r} (row {row_offset + first}) and {_py(y[k])!r} (row {row_offset + k}); "
-                    "labels must be binary"
+                    f"labels must be binary{hint}"
                 )
             self._note_negative(_py(neg_value), y, row_offset, first)
         return np.ascontiguousarray(pos).view(np.uint8)

@@ -234,7 +234,8 @@ def bin_compact(
     values[row, cls, W] = np.add.reduceat(w, starts)
     values[row, cls, MIN] = np.minimum.reduceat(s, starts)
     values[row, cls, MAX] = np.maximum.reduceat(s, starts)
-    values[row, cls, SUM] = np.add.reduceat(w * s, starts)
+    with np.errstate(over="ignore", invalid="ignore"):  # huge scores: inf sums, as in the kernel
+        values[row, cls, SUM] = np.add.reduceat(w * s, starts)
     return out_keys, values
 
 

@@ -13,6 +13,7 @@ thousands of sketches cheap.
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import math
 import os
@@ -370,9 +371,15 @@ class BinarySketch:
         """Write the sketch to ``path`` (atomically: a temporary file is renamed into place)."""
         path = os.fspath(path)
         tmp = f"{path}.tmp{os.getpid()}"
-        with open(tmp, "wb") as f:
-            f.write(self.to_bytes())
-        os.replace(tmp, path)
+        data = self.to_bytes()
+        try:
+            with open(tmp, "wb") as f:
+                f.write(data)
+            os.replace(tmp, path)
+        except OSError as exc:  # name the file the user asked for, not the temporary one
+            with contextlib.suppress(OSError):
+                os.remove(tmp)
+            raise type(exc)(exc.errno, exc.strerror, path) from None
 
     # -- metrics -----------------------------------------------------------------------------
     def roc_auc(self, max_fpr: float | None = None) -> Estimate:

@@ -32,7 +32,7 @@ from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 
 import numpy as np
 
-from .errors import InputError, InputTypeError
+from .errors import InputError, InputTypeError, UsageError
 
 __all__ = [
     "Chunk",
@@ -222,31 +222,50 @@ def _arrow_rename(batch: Any, cols: Mapping[str, str]) -> Any:
 def _expand(paths: Sequence[str]) -> tuple[list[str], str | None]:
     """Files named by ``paths`` (files, directories, globs) and the common hive base directory."""
     files: list[str] = []
+    named_by: dict[str, str] = {}  # real path -> the argument that named it, to catch overlaps
     base: str | None = None
+
+    def add(found: Iterable[str], arg: str) -> None:
+        for f in found:
+            real = os.path.realpath(f)
+            if real in named_by:
+                raise SourceError(
+                    f"{f}: named twice (by {named_by[real]!r} and by {arg!r}); its rows would be "
+                    "counted twice. Give each file once"
+                )
+            named_by[real] = arg
+            files.append(f)
+
     for p in paths:
         if any(ch in p for ch in "*?["):
-            found = sorted(f for f in glob.glob(p, recursive=True) if os.path.isfile(f))
+            matches = sorted(glob.glob(p, recursive=True))
+            found = [f for m in matches for f in (_walk(m) if os.path.isdir(m) else [m]) if os.path.isfile(f)]
             if not found:
                 raise SourceError(f"{p}: no files match this pattern")
-            files += found
+            add(found, p)
         elif os.path.isdir(p):
-            found = sorted(
-                os.path.join(root, f)
-                for root, dirs, names in os.walk(p)
-                for f in names
-                if not f.startswith((".", "_")) and _ext(f) in FILE_FORMATS
-            )
+            found = _walk(p)
             if not found:
                 raise SourceError(
                     f"{p}: directory holds no data files (looked for {', '.join(sorted(set(FILE_FORMATS)))})"
                 )
-            files += found
+            add(found, p)
             base = p if len(paths) == 1 else None
         elif os.path.isfile(p):
-            files.append(p)
+            add([p], p)
         else:
             raise SourceError(f"{p}: no such file or directory")
     return files, base
+
+
+def _walk(directory: str) -> list[str]:
+    """Data files under ``directory`` (recursively; hidden and ``_``-prefixed files skipped)."""
+    return sorted(
+        os.path.join(root, f)
+        for root, _dirs, names in os.walk(directory)
+        for f in names
+        if not f.startswith((".", "_")) and _ext(f) in FILE_FORMATS
+    )
 
 
 def _file_format(files: Sequence[str]) -> str:
@@ -738,9 +757,9 @@ def open_source(
     """
     cols = _columns(score, label, weight)
     if batch_rows < 1:
-        raise ValueError(f"batch_rows must be >= 1, got {batch_rows!r}")
+        raise UsageError(f"batch_rows must be >= 1, got {batch_rows!r}")
     if table is not None and sql is not None:
-        raise ValueError("give either table= or sql=, not both")
+        raise UsageError("give either table= (--table) or sql= (--sql), not both")
     if isinstance(source, (str, os.PathLike)):
         source = [source]
     if source is None or (isinstance(source, (list, tuple)) and not source):
@@ -752,7 +771,7 @@ def open_source(
         paths = [os.fspath(s) for s in source]
         if table is not None:
             if len(paths) != 1 or not paths[0].lower().endswith(_DUCKDB_EXT):
-                raise ValueError("table= needs a single DuckDB database file as the source")
+                raise UsageError("table= (--table) needs a single DuckDB database file as the source")
             return _open_duckdb_file(paths[0], cols, where, sql, table, batch_rows)
         return _open_files(paths, cols, where, sql, batch_rows)
 
@@ -763,7 +782,7 @@ def open_source(
             return _open_duckdb_con(source, "DuckDB connection", cols, where, sql, table, batch_rows)
         if hasattr(source, "to_arrow_reader"):  # a relation
             if sql is not None:
-                raise ValueError("sql= cannot be combined with a DuckDB relation; put the query in the relation")
+                raise UsageError("sql= cannot be combined with a DuckDB relation; put the query in the relation")
             con = duckdb.connect()
             con.register("data", source.to_arrow_reader(batch_rows))
             desc = "DuckDB relation"

@@ -228,3 +228,26 @@ def test_python_dash_m_entry_point():
 
     r = subprocess.run([sys.executable, "-m", "streameval", "--help"], capture_output=True, text=True, timeout=60)
     assert r.returncode == 0 and "eval" in r.stdout
+
+
+def test_conflicting_options_and_bad_config_values_are_usage_errors(tmp_path, log):
+    r = run("eval", log, "--score", "score", "--label", "label", "--table", "t", "--sql", "select 1")
+    assert r.exit_code == 2 and "not both" in r.stderr and "Traceback" not in r.stderr
+    r = run("eval", log, "--score", "score", "--label", "label", "--table", "preds")
+    assert r.exit_code == 2 and "DuckDB database" in r.stderr
+    for bad in ('thresholds = ["a"]', "thresholds = [0.5, true]", "batch_rows = 0"):
+        cfg = tmp_path / "c.toml"
+        cfg.write_text(f'score = "score"\nlabel = "label"\n{bad}\n')
+        r = run("eval", log, "--config", cfg)
+        assert r.exit_code == 2, bad
+
+
+def test_config_save_sketch_is_relative_to_the_config_and_errors_name_the_target(tmp_path, log):
+    sub = tmp_path / "cfg"
+    sub.mkdir()
+    cfg = sub / "job.toml"
+    cfg.write_text('score = "score"\nlabel = "label"\nsave_sketch = "out.sketch"\nformat = "json"\n')
+    r = run("eval", log, "--config", cfg, "-q")
+    assert r.exit_code == 0 and (sub / "out.sketch").exists()
+    r = run("eval", log, "--score", "score", "--label", "label", "-q", "--save-sketch", tmp_path / "nope" / "x.sk")
+    assert r.exit_code == 1 and "x.sk" in r.stderr and ".tmp" not in r.stderr

@@ -214,3 +214,24 @@ def test_read_ahead_preserves_order_propagates_errors_and_stops_early():
 
     time.sleep(0.3)
     assert len(produced) == n and n <= 5
+
+
+def test_type_errors_name_the_file_and_column_and_cli_hint(tmp_path):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    import streameval
+
+    path = tmp_path / "t.parquet"
+    pq.write_table(pa.table({"seg": ["a", "b"], "label": [0, 1], "score": [0.1, float("nan")]}), path)
+    with pytest.raises(streameval.InputTypeError, match=r"t\.parquet.*score 'seg'"):
+        streameval.evaluate(str(path), score="seg", label="label")
+    with pytest.raises(streameval.InputError, match="--skip-nan"):
+        streameval.evaluate(str(path), score="score", label="label")
+
+
+def test_pos_label_absent_says_so():
+    import streameval
+
+    with pytest.raises(streameval.InputError, match="does not occur"):
+        streameval.BinarySketch().update(["fraud", "ok", "maybe"], [0.1, 0.2, 0.3], pos_label="Fraud")

@@ -222,3 +222,22 @@ def test_text_files_give_a_row_estimate_for_progress(tmp_path, log):
     assert abs(src.rows_estimate - N) <= 0.02 * N
     gz = synthetic.write_csv(tmp_path / "log.csv.gz", 1000, seed=1)
     assert open_source(gz, score="score", label="label").rows_estimate is None
+
+
+def test_a_file_named_twice_is_an_error_not_double_counted(tmp_path, log):
+    path = tmp_path / "day=1" / "a.parquet"
+    path.parent.mkdir()
+    pq.write_table(log, path)
+    for args in ([str(path), str(path)], [str(tmp_path), str(tmp_path / "day=1" / "*.parquet")]):
+        with pytest.raises(SourceError, match="named twice"):
+            open_source(args, score="score", label="label")
+
+
+def test_glob_matching_directories_reads_their_files(tmp_path, log):
+    for i in range(2):
+        d = tmp_path / f"day={i}"
+        d.mkdir()
+        pq.write_table(log.slice(i * (N // 2), N // 2), d / "part.parquet")
+    src = open_source(str(tmp_path / "day=*") + "/", score="score", label="label")
+    assert len(src.files) == 2
+    _check(_read(src), log)
