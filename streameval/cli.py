@@ -148,7 +148,7 @@ def _emit(report: Any, fmt: Format, output: Optional[Path]) -> None:
 
 
 _SOURCES_HELP = (
-    "Parquet, CSV (.csv, .csv.gz), Arrow IPC/Feather or NDJSON files, directories (hive "
+    "Parquet, CSV (.csv, .csv.gz), TSV (.tsv, .tsv.gz), Arrow IPC/Feather or NDJSON files, directories (hive "
     "partitions become columns) or globs; or a .duckdb database file."
 )
 

@@ -141,12 +141,14 @@ def _read_ahead(chunks: Iterable[Chunk], depth: int = 2) -> Iterator[Chunk]:
             yield item
     finally:
         stop.set()
-        while reader.is_alive():  # drain so a blocked put() can see `stop`
+        # Drain so a blocked put() sees `stop`. A reader stuck inside a slow read is not waited
+        # for beyond a grace period (it is a daemon thread): Ctrl-C must return promptly.
+        deadline = time.monotonic() + 1.0
+        while reader.is_alive() and time.monotonic() < deadline:
             try:
-                ready.get(timeout=0.1)
+                ready.get(timeout=0.05)
             except queue.Empty:
                 pass
-        reader.join()
 
 
 def _consume(

@@ -601,10 +601,13 @@ def _open_polars(frame: Any, cols: dict[str, str], where: str | None, sql: str |
         available = lazy.collect_schema().names()
     except pl.exceptions.PolarsError as exc:
         raise SourceError(f"{kind_desc}: {_first_line(exc)}") from None
-    _missing(cols, available, kind_desc)
     if sql is not None:
-        lazy = pl.SQLContext(data=lazy).execute(sql, eager=False)
-        available = lazy.collect_schema().names()
+        try:
+            lazy = pl.SQLContext(data=lazy).execute(sql, eager=False)
+            available = lazy.collect_schema().names()
+        except pl.exceptions.PolarsError as exc:
+            raise SourceError(f"{kind_desc}: the query failed: {_first_line(exc)}") from None
+    _missing(cols, available, kind_desc)  # after the query: it may rename columns
     if where is not None:
         lazy = lazy.filter(pl.sql_expr(where))
     exprs = [

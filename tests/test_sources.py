@@ -241,3 +241,12 @@ def test_glob_matching_directories_reads_their_files(tmp_path, log):
     src = open_source(str(tmp_path / "day=*") + "/", score="score", label="label")
     assert len(src.files) == 2
     _check(_read(src), log)
+
+
+def test_polars_sql_may_rename_columns():
+    import polars as pl
+
+    df = pl.DataFrame({"score": [0.1, 0.9, 0.4], "label": [0, 1, 1]})
+    src = open_source(df, score="p", label="y", sql="SELECT score AS p, label AS y FROM data")
+    batch = next(iter(src))
+    assert batch.column("score").to_pylist() == [0.1, 0.9, 0.4]
