@@ -255,7 +255,23 @@ def _expand(paths: Sequence[str]) -> tuple[list[str], str | None]:
             add([p], p)
         else:
             raise SourceError(f"{p}: no such file or directory")
-    return files, base
+    return files, base if base is not None else _hive_base(files)
+
+
+def _hive_base(files: Sequence[str]) -> str | None:
+    """The directory above the first ``key=value`` folder, when all files share it (else None).
+
+    Lets files named one by one or through globs (``logs/day=*/``) keep their partition columns,
+    as a directory given whole does.
+    """
+    roots = set()
+    for f in files:
+        parts = os.path.normpath(f).split(os.sep)
+        at = next((i for i, part in enumerate(parts[:-1]) if "=" in part), None)
+        if at is None or (at == 0 and not os.path.isabs(f)):
+            return None  # no key=value folder, or it starts a relative path (no base to name)
+        roots.add(os.sep.join(parts[:at]) or os.sep)
+    return roots.pop() if len(roots) == 1 else None
 
 
 def _walk(directory: str) -> list[str]:

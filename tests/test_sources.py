@@ -250,3 +250,14 @@ def test_polars_sql_may_rename_columns():
     src = open_source(df, score="p", label="y", sql="SELECT score AS p, label AS y FROM data")
     batch = next(iter(src))
     assert batch.column("score").to_pylist() == [0.1, 0.9, 0.4]
+
+
+def test_partition_columns_survive_globs_and_several_dirs(tmp_path, log):
+    for i in range(2):
+        d = tmp_path / f"day={i}"
+        d.mkdir()
+        pq.write_table(log.slice(i * (N // 2), N // 2), d / "part.parquet")
+    for args in ([str(tmp_path / "day=*") + "/"], [str(tmp_path / "day=0"), str(tmp_path / "day=1")]):
+        src = open_source(args, score="score", label="day")  # the partition column as the label
+        days = pa.concat_arrays([b.column("label") for b in src]).to_pylist()
+        assert sorted(set(days)) == [0, 1] and len(days) == N
