@@ -223,14 +223,14 @@ class BinarySketch:
         return self
 
     def _add(self, scores: np.ndarray, labels: np.ndarray, weights: np.ndarray, weighted: bool) -> None:
-        params = self.grid.kernel_params()
         n = scores.shape[0]
         # Small chunk into a compact sketch that is not much larger than the chunk: sort-based, no
         # dense state. A large sketch fed tiny chunks goes dense instead (merging into its compact
         # bins would cost O(bins) per chunk).
         if self._dense is None and n <= SMALL_CHUNK_ROWS and self._keys.shape[0] <= 8 * n:
-            self._add_small(scores, labels, weights, weighted, params)
+            self._add_small(scores, labels, weights, weighted)
             return
+        params = self.grid.kernel_params()
         parts = _n_threads(n, self.threads)
         states = [self._densify()]
         while len(self._aux) < parts - 1:  # one private state per extra thread, merged when read
@@ -246,9 +246,7 @@ class BinarySketch:
         results = [run(0)] if parts == 1 else list(_executor().map(run, range(parts)))
         self._count(results)
 
-    def _add_small(
-        self, scores: np.ndarray, labels: np.ndarray, weights: np.ndarray, weighted: bool, params: tuple[Any, ...]
-    ) -> None:
+    def _add_small(self, scores: np.ndarray, labels: np.ndarray, weights: np.ndarray, weighted: bool) -> None:
         # A small chunk into a compact sketch: bin by sorting, merge into the compact bins. No
         # dense state is allocated, so a sketch that only ever sees small chunks stays small.
         nan = np.isnan(scores)
