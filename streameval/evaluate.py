@@ -19,7 +19,7 @@ from .grid import Grid, parse_grid
 from .progress import progress_callback
 from .report import Report
 from .sketch import BinarySketch
-from .sources import DEFAULT_BATCH_ROWS, LABEL, SCORE, WEIGHT, Chunk, Source, open_source
+from .sources import DEFAULT_BATCH_ROWS, LABEL, SCORE, WEIGHT, Chunk, Source, column_map, open_source
 
 __all__ = ["evaluate", "sketch_source", "EmptyInputError"]
 
@@ -228,7 +228,7 @@ def sketch_source(
     src: Source = open_source(
         source, score=score, label=label, weight=weight, where=where, sql=sql, table=table, batch_rows=batch_rows
     )
-    columns = {SCORE: score, LABEL: label, **({WEIGHT: weight} if weight is not None else {})}
+    columns = column_map(score, label, weight)
     sketch = BinarySketch(_grid(grid))
     with progress_callback(progress, src.rows_estimate, src.description) as on_rows:
         rows = _consume(src.chunks(), sketch, columns=columns, pos_label=pos_label, nan_policy=nan_policy,

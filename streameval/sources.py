@@ -160,7 +160,8 @@ def _estimate_text_rows(files: Sequence[str], header: bool, sample: int = 1 << 2
 
 
 
-def _columns(score: str, label: str, weight: str | None) -> dict[str, str]:
+def column_map(score: str, label: str, weight: str | None) -> dict[str, str]:
+    """``{alias: column or expression}`` for the score, label and (optional) weight, validated."""
     cols = {SCORE: score, LABEL: label}
     if weight is not None:
         cols[WEIGHT] = weight
@@ -774,7 +775,7 @@ def open_source(
     InputTypeError
         A source of a type that cannot be read.
     """
-    cols = _columns(score, label, weight)
+    cols = column_map(score, label, weight)
     if batch_rows < 1:
         raise UsageError(f"batch_rows must be >= 1, got {batch_rows!r}")
     if table is not None and sql is not None:
