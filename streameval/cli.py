@@ -71,7 +71,7 @@ def _run(fn: Callable[[], Any]) -> Any:
         return fn()
     except UsageError as exc:
         raise _error(str(exc), EXIT_USAGE_ERROR) from None
-    except (StreamevalError, FileNotFoundError, IsADirectoryError, PermissionError) as exc:
+    except (StreamevalError, OSError) as exc:
         if isinstance(exc, OSError) and exc.filename is not None:
             raise _error(f"{exc.filename}: {exc.strerror or exc}") from None
         raise _error(str(exc)) from None
@@ -111,6 +111,15 @@ def _load_config(path: Path) -> dict[str, Any]:
     if "save_sketch" in data and not os.path.isabs(data["save_sketch"]):
         data["save_sketch"] = str(base / data["save_sketch"])
     return data
+
+
+def _save(sketch: Any, path: Path) -> None:
+    """Save a sketch, creating its folder (``--save-sketch sk/day.sketch`` just works)."""
+    try:
+        Path(path).parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise type(exc)(exc.errno, f"cannot create its folder ({exc.strerror})", str(path)) from None
+    sketch.save(path)
 
 
 def _parse_grid(text: str | None) -> Any:
@@ -230,7 +239,7 @@ def eval_cmd(
             progress=not quiet,
         )
         if save is not None:
-            report.sketch.save(save)
+            _save(report.sketch, save)
             report.provenance["sketch_file"] = str(save)
         _emit(report, fmt_, output)
 
@@ -249,7 +258,7 @@ def merge_cmd(
         from .sketch import load, merge
 
         merged = merge(load(p) for p in sketches)
-        merged.save(out)
+        _save(merged, out)
         if not quiet:
             typer.echo(f"merged {len(sketches)} sketches ({merged.n_rows:,} rows) into {out}", err=True)
 

@@ -249,5 +249,8 @@ def test_config_save_sketch_is_relative_to_the_config_and_errors_name_the_target
     cfg.write_text('score = "score"\nlabel = "label"\nsave_sketch = "out.sketch"\nformat = "json"\n')
     r = run("eval", log, "--config", cfg, "-q")
     assert r.exit_code == 0 and (sub / "out.sketch").exists()
-    r = run("eval", log, "--score", "score", "--label", "label", "-q", "--save-sketch", tmp_path / "nope" / "x.sk")
+    r = run("eval", log, "--score", "score", "--label", "label", "-q", "--save-sketch", tmp_path / "new" / "x.sk")
+    assert r.exit_code == 0 and (tmp_path / "new" / "x.sk").exists()  # the folder is created
+    (tmp_path / "file").write_text("")
+    r = run("eval", log, "--score", "score", "--label", "label", "-q", "--save-sketch", tmp_path / "file" / "x.sk")
     assert r.exit_code == 1 and "x.sk" in r.stderr and ".tmp" not in r.stderr
