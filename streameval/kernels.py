@@ -7,10 +7,12 @@ The dense state is a float64 array of shape ``(n_bins, 2, 4)``: for each bin and
 64-byte cache line, so a row touches one line. An empty cell is ``[0, +inf, -inf, 0]``.
 
 A chunk is binned in blocks of ``BLOCK`` rows, in three passes that each stay in L1:
-1. bin indices for the block (branch-free, vectorized by LLVM);
+1. cell offsets for the block (bin index and class; branch-free, vectorized by LLVM);
 2. the scatter into the state, prefetching the cell ``PREFETCH_DISTANCE`` rows ahead (the
    state is larger than L2, so the scatter is bound by cache misses; the prefetch overlaps them);
-3. the Brier and log-loss running sums (vectorized, with a branch-free log).
+3. the Brier and log-loss running sums, vectorized: unweighted rows multiply their clipped
+   probabilities into running products (one log per lane at the end of the chunk), weighted rows
+   take a branch-free log per row.
 Measured alternatives and figures are in ``docs/design.md``.
 
 Rows with NaN scores are skipped and counted (callers that must reject NaN check beforehand);
@@ -22,24 +24,31 @@ Every function is ``nogil`` so chunks can be binned on several threads into sepa
 
 from __future__ import annotations
 
+import math
+
 import numba as nb
 import numpy as np
 
 from .grid import KIND_LINEAR, KIND_PROBABILITY
-from .intrinsics import f64_bits, log_pos, prefetch
+from .intrinsics import bits_f64, f64_bits, log_pos, prefetch
 
 W, MIN, MAX, SUM = 0, 1, 2, 3
 N_FIELDS = 4
 BLOCK = 4096
 PREFETCH_DISTANCE = 16
+LANES = 16  # running products of the log loss (unweighted rows)
+GROUP = 16  # rows per lane between renormalizations: 16 * 52 < 1022 binary orders of magnitude
+_MANTISSA = 0x000FFFFFFFFFFFFF
+_ONE = 0x3FF0000000000000
+_LN2 = math.log(2.0)
 
 # Probabilities are clipped to [EPS, 1 - EPS] for the log loss, as scikit-learn does for float64.
 LOG_LOSS_EPS = float(np.finfo(np.float64).eps)
 
 
 @nb.njit(inline="always", nogil=True, error_model="numpy")
-def _keys_probability(scores, start, end, out, i0, i1, i2):  # type: ignore[no-untyped-def]
-    for i in range(start, end):
+def _keys_probability(scores, out, i0, i1, i2):  # type: ignore[no-untyped-def]
+    for i in range(scores.shape[0]):
         s = np.float64(scores[i])
         low = s < 0.5
         q = s if low else 1.0 - s
@@ -47,45 +56,50 @@ def _keys_probability(scores, start, end, out, i0, i1, i2):  # type: ignore[no-u
         k = k if k > 0 else 0
         idx = 1 + k if low else 1 + 2 * i2 - k
         idx = 0 if s < 0.0 else idx
-        out[i - start] = 2 + 2 * i2 if s > 1.0 else idx
+        out[i] = 2 + 2 * i2 if s > 1.0 else idx
 
 
 @nb.njit(inline="always", nogil=True, error_model="numpy")
-def _keys_linear(scores, start, end, out, lo, scale, hi, bins):  # type: ignore[no-untyped-def]
+def _keys_linear(scores, out, lo, scale, hi, bins):  # type: ignore[no-untyped-def]
     top = np.float64(bins - 1)
-    for i in range(start, end):
+    for i in range(scores.shape[0]):
         s = np.float64(scores[i])
         x = np.floor((s - lo) * scale)
         x = x if x < top else top  # also clamps +inf; s > hi is handled below
         x = x if x > 0.0 else 0.0  # (and NaN rows, which are never used)
         idx = 1 + np.int64(x)
         idx = 0 if s < lo else idx
-        out[i - start] = bins + 1 if s > hi else idx
+        out[i] = bins + 1 if s > hi else idx
 
 
 @nb.njit(inline="always", nogil=True, error_model="numpy")
-def _keys_float(scores, start, end, out, i0, i1, i2):  # type: ignore[no-untyped-def]
-    for i in range(start, end):
+def _keys_float(scores, out, i0, i1, i2):  # type: ignore[no-untyped-def]
+    for i in range(scores.shape[0]):
         s = np.float64(scores[i])
         k = (f64_bits(abs(s)) >> (52 - i0)) - i1
         k = k if k > 0 else 0
         k = k if k < i2 else i2 - 1
-        out[i - start] = i2 - 1 - k if s < 0.0 else i2 + k
+        out[i] = i2 - 1 - k if s < 0.0 else i2 + k
 
 
 @nb.njit(inline="always", nogil=True, error_model="numpy")
-def _block_keys(kind, f0, f1, f2, i0, i1, i2, cuts, scores, start, end, out):  # type: ignore[no-untyped-def]
-    """Bin indices of ``scores[start:end]`` into ``out[:end - start]``; twin of ``Grid.bin_index``."""
+def _block_keys(kind, f0, f1, f2, i0, i1, i2, cuts, scores, out):  # type: ignore[no-untyped-def]
+    """Bin indices of ``scores`` into ``out[:len(scores)]``; twin of ``Grid.bin_index``.
+
+    Loops run over ``range(len)`` of slices, never ``range(start, end)``: with a start that may be
+    negative, Numba guards every index for wraparound, and that guard stops LLVM from vectorizing
+    (5-10x slower here).
+    """
     if kind == KIND_PROBABILITY:
-        _keys_probability(scores, start, end, out, i0, i1, i2)
+        _keys_probability(scores, out, i0, i1, i2)
     elif kind == KIND_LINEAR:
-        _keys_linear(scores, start, end, out, f0, f1, f2, i0)
+        _keys_linear(scores, out, f0, f1, f2, i0)
     else:
-        _keys_float(scores, start, end, out, i0, i1, i2)
+        _keys_float(scores, out, i0, i1, i2)
     for j in range(cuts.shape[0]):  # CutGrid: one extra bin per cut at or below the score
         c = cuts[j]
-        for i in range(start, end):
-            out[i - start] += np.float64(scores[i]) >= c
+        for i in range(scores.shape[0]):
+            out[i] += np.float64(scores[i]) >= c
 
 
 @nb.njit(nogil=True, cache=True, error_model="numpy")
@@ -94,36 +108,97 @@ def bin_indices(kind, f0, f1, f2, i0, i1, i2, cuts, scores, out):  # type: ignor
     n = scores.shape[0]
     for start in range(0, n, BLOCK):
         end = min(start + BLOCK, n)
-        _block_keys(kind, f0, f1, f2, i0, i1, i2, cuts, scores, start, end, out[start:end])
+        _block_keys(kind, f0, f1, f2, i0, i1, i2, cuts, scores[start:end], out[start:end])
+
+
+@nb.njit(inline="always", nogil=True, error_model="numpy")
+def _row_terms(s, y):  # type: ignore[no-untyped-def]
+    """``(inside, outside, 1 - p_true, clipped p_true)`` of one row, without branches."""
+    inside = (s >= 0.0) & (s <= 1.0)  # both False for NaN
+    outside = (s < 0.0) | (s > 1.0)
+    p = s if y != 0 else 1.0 - s
+    d = 1.0 - p if inside else 0.0  # selects, not products: 0 * NaN or 0 * inf is NaN
+    p = p if p > LOG_LOSS_EPS else LOG_LOSS_EPS
+    p = p if p < 1.0 - LOG_LOSS_EPS else 1.0 - LOG_LOSS_EPS
+    return inside, outside, d, p
 
 
 @nb.njit(nogil=True, cache=True, boundscheck=False, error_model="numpy", fastmath={"reassoc"})
-def _probability_sums(scores, labels, weights, weighted, start, end):  # type: ignore[no-untyped-def]
-    """Brier and log-loss sums over rows ``[start, end)`` whose score lies in [0, 1].
-
-    ``fastmath={"reassoc"}`` lets LLVM vectorize the sums (it may reorder the additions, which
-    changes results only by rounding); the log is :func:`log_pos`, branch-free.
-    """
-    lo = LOG_LOSS_EPS
-    hi = 1.0 - LOG_LOSS_EPS
+def _sums_weighted(scores, labels, weights):  # type: ignore[no-untyped-def]
     n_out = 0
     w_in = 0.0
     brier = 0.0
     logloss = 0.0
-    for i in range(start, end):
-        s = np.float64(scores[i])
-        w = weights[i] if weighted else 1.0
-        inside = (s >= 0.0) & (s <= 1.0)  # False for NaN
-        n_out += ((s < 0.0) | (s > 1.0)) & (w > 0.0)
+    for i in range(scores.shape[0]):
+        inside, outside, d, p = _row_terms(np.float64(scores[i]), labels[i])
+        w = weights[i]
+        n_out += outside & (w > 0.0)
         w = w if inside else 0.0
-        p = s if labels[i] != 0 else 1.0 - s
-        d = 1.0 - p if inside else 0.0  # selects, not products: 0 * NaN or 0 * inf is NaN
-        p = p if p > lo else lo
-        p = p if p < hi else hi
         w_in += w
         brier += w * d * d
         logloss -= w * log_pos(p)
     return n_out, w_in, brier, logloss
+
+
+@nb.njit(nogil=True, cache=True, boundscheck=False, error_model="numpy", fastmath={"reassoc"})
+def _sums_unweighted(scores, labels, lanes):  # type: ignore[no-untyped-def]
+    """Sums of one block of unweighted rows; the log loss goes into ``lanes`` as a product.
+
+    ``-sum(log p)`` is ``-log(prod p)``: the clipped probabilities are multiplied into
+    ``LANES`` running products (vectorized), whose binary exponents are moved into an integer
+    every ``GROUP`` rows per lane, before they could underflow (``p >= 2**-52``, so a product
+    of ``GROUP`` of them stays above ``2**-1022``). Returns the exponent sum; the caller takes
+    the logs of the lanes once at the end (:func:`_lanes_log`). Each product rounds by at most
+    half an ulp, so the log-loss sum is off by at most ``n * 2**-53`` in absolute terms, less
+    than summing ``n`` rounded logarithms.
+    """
+    n = scores.shape[0]
+    n_out = 0
+    w_in = 0.0
+    brier = 0.0
+    exponent = 0
+    span = LANES * GROUP
+    for g in range(0, n, span):
+        m = min(span, n - g)
+        if m == span:
+            for k in range(GROUP):
+                for j in range(LANES):  # fixed trip counts: LLVM keeps the lanes in registers
+                    i = np.uint64(g + k * LANES + j)  # unsigned: no wraparound guard
+                    inside, outside, d, p = _row_terms(np.float64(scores[i]), labels[i])
+                    n_out += outside
+                    w_in += 1.0 if inside else 0.0
+                    brier += d * d
+                    lanes[j] *= p if inside else 1.0
+        else:  # the chunk's last rows: at most GROUP per lane
+            for i in range(m):
+                inside, outside, d, p = _row_terms(np.float64(scores[g + i]), labels[g + i])
+                n_out += outside
+                w_in += 1.0 if inside else 0.0
+                brier += d * d
+                lanes[i % LANES] *= p if inside else 1.0
+        for j in range(LANES):
+            b = f64_bits(lanes[j])
+            exponent += (b >> 52) - 1023
+            lanes[j] = bits_f64((b & _MANTISSA) | _ONE)
+    return n_out, w_in, brier, exponent
+
+
+@nb.njit(inline="always", nogil=True)
+def _lanes_log(lanes, exponent):  # type: ignore[no-untyped-def]
+    total = exponent * _LN2
+    for j in range(LANES):
+        total += math.log(lanes[j])
+    return total
+
+
+@nb.njit(nogil=True, cache=True, boundscheck=False, error_model="numpy")
+def _probability_sums(scores, labels, weights, weighted):  # type: ignore[no-untyped-def]
+    """Brier and log-loss sums over the rows whose score lies in [0, 1] (see update_state)."""
+    if weighted:
+        return _sums_weighted(scores, labels, weights)
+    lanes = np.ones(LANES)
+    n_out, w_in, brier, exponent = _sums_unweighted(scores, labels, lanes)
+    return n_out, w_in, brier, -_lanes_log(lanes, exponent)
 
 
 @nb.njit(nogil=True, cache=True, boundscheck=False, error_model="numpy")
@@ -138,39 +213,51 @@ def update_state(state, kind, f0, f1, f2, i0, i1, i2, cuts, scores, labels, weig
     keys = np.empty(BLOCK + PREFETCH_DISTANCE, dtype=np.int64)
     flat = state.reshape(-1)
     line = 2 * N_FIELDS
+    lanes = np.ones(LANES)
     n_nan = 0
     n_out = 0
     w_in = 0.0
     brier = 0.0
     logloss = 0.0
+    exponent = 0
     for start in range(0, n, BLOCK):
         end = min(start + BLOCK, n)
         m = end - start
-        _block_keys(kind, f0, f1, f2, i0, i1, i2, cuts, scores, start, end, keys)
+        sc = scores[start:end]
+        lb = labels[start:end]
+        wt = weights[start:end] if weighted else weights
+        _block_keys(kind, f0, f1, f2, i0, i1, i2, cuts, sc, keys)
+        for j in range(m):  # cell offsets: bin * 8 + class * 4
+            keys[j] = keys[j] * line + np.int64(lb[j]) * N_FIELDS
         for j in range(m, m + PREFETCH_DISTANCE):
             keys[j] = keys[m - 1]
-        for i in range(start, end):
-            j = i - start
-            prefetch(flat, keys[j + PREFETCH_DISTANCE] * line)
-            s = np.float64(scores[i])
+        for j in range(m):
+            prefetch(flat, keys[j + PREFETCH_DISTANCE])
+            s = np.float64(sc[j])
             if s != s:
                 n_nan += 1
                 continue
-            w = weights[i] if weighted else 1.0
+            w = wt[j] if weighted else 1.0
             if w == 0.0:
                 continue
-            cell = state[keys[j], np.int64(labels[i])]
-            cell[W] += w
-            if s < cell[MIN]:
-                cell[MIN] = s
-            if s > cell[MAX]:
-                cell[MAX] = s
-            cell[SUM] += w * s
-        o, wi, b, ll = _probability_sums(scores, labels, weights, weighted, start, end)
+            c = keys[j]
+            flat[c + W] += w
+            if s < flat[c + MIN]:
+                flat[c + MIN] = s
+            if s > flat[c + MAX]:
+                flat[c + MAX] = s
+            flat[c + SUM] += w * s
+        if weighted:
+            o, wi, b, ll = _sums_weighted(sc, lb, wt)
+            logloss += ll
+        else:
+            o, wi, b, e = _sums_unweighted(sc, lb, lanes)
+            exponent += e
         n_out += o
         w_in += wi
         brier += b
-        logloss += ll
+    if not weighted:
+        logloss = -_lanes_log(lanes, exponent)
     return n_nan, n_out, w_in, brier, logloss
 
 
@@ -207,7 +294,7 @@ def probability_sums(
     scores: np.ndarray, labels: np.ndarray, weights: np.ndarray, weighted: bool
 ) -> tuple[int, float, float, float]:
     """``(n_outside_01, weight_01, brier_sum, log_loss_sum)`` of a whole chunk (see update_state)."""
-    n_out, w_in, brier, logloss = _probability_sums(scores, labels, weights, weighted, 0, scores.shape[0])
+    n_out, w_in, brier, logloss = _probability_sums(scores, labels, weights, weighted)
     return int(n_out), float(w_in), float(brier), float(logloss)
 
 

@@ -1,0 +1,83 @@
+"""The compiled kernels against plain references: the probability sums, the bin indices."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from streameval import ProbabilityGrid
+from streameval.kernels import LOG_LOSS_EPS, empty_state, probability_sums, update_state
+
+EPS = LOG_LOSS_EPS
+
+
+def reference_sums(scores, labels, weights=None):
+    """``(n_outside, weight_01, brier_sum, log_loss_sum)`` with exactly rounded sums (math.fsum)."""
+    s = np.asarray(scores, dtype=np.float64)
+    y = np.asarray(labels)
+    w = np.ones_like(s) if weights is None else np.asarray(weights, dtype=np.float64)
+    with np.errstate(invalid="ignore"):
+        inside = (s >= 0) & (s <= 1)
+        outside = ((s < 0) | (s > 1)) & (w > 0)
+    p = np.where(y != 0, s, 1.0 - s)[inside]
+    wi = w[inside]
+    brier = math.fsum((wi * (1.0 - p) ** 2).tolist())
+    logloss = -math.fsum((wi * np.log(np.clip(p, EPS, 1 - EPS))).tolist())
+    return int(outside.sum()), math.fsum(wi.tolist()), brier, logloss
+
+
+def extreme_rows(n, seed):
+    """Scores that stress the log-loss product: clipped at eps, next to 1, subnormal, NaN, outside."""
+    rng = np.random.default_rng(seed)
+    kinds = rng.integers(0, 7, n)
+    s = rng.random(n)
+    s[kinds == 0] = 0.0  # p_true = 0 or 1 for label 1 / 0: clipped to eps
+    s[kinds == 1] = 1.0
+    s[kinds == 2] = 10.0 ** rng.uniform(-320, -100, (kinds == 2).sum())  # tiny, some subnormal
+    s[kinds == 3] = 1.0 - 10.0 ** rng.uniform(-16, -10, (kinds == 3).sum())
+    s[kinds == 4] = np.nan
+    s[kinds == 5] = rng.choice([-0.5, 1.5, np.inf, -np.inf], (kinds == 5).sum())
+    y = rng.integers(0, 2, n).astype(np.int8)
+    return s, y
+
+
+@pytest.mark.parametrize("n", [1, 15, 16, 255, 256, 257, 4095, 4096, 4097, 70_001])
+@pytest.mark.parametrize("weighted", [False, True])
+def test_probability_sums_match_exact_sums(n, weighted):
+    s, y = extreme_rows(n, seed=n)
+    w = np.random.default_rng(n).random(n) * 3 if weighted else np.empty(0)
+    w_ref = w if weighted else None
+    ref = reference_sums(s, y, w_ref)
+    state = empty_state(ProbabilityGrid().n_bins)
+    n_nan, *kernel = update_state(state, *ProbabilityGrid().kernel_params(), s, y, w, weighted)
+    assert n_nan == np.isnan(s).sum()
+    for got in (kernel, list(probability_sums(s, y, w, weighted))):
+        assert got[0] == ref[0]
+        assert got[1] == pytest.approx(ref[1], rel=1e-13)
+        assert got[2] == pytest.approx(ref[2], rel=1e-12, abs=1e-300)
+        # product form (unweighted): error at most n * 2**-53 absolute; logs (weighted): ~1 ulp each
+        assert got[3] == pytest.approx(ref[3], rel=1e-12, abs=n * 2.0**-50)
+
+
+def test_log_loss_product_does_not_underflow():
+    # every row at the clip: the running products shrink by 2**-52 per row, the worst case
+    n = 100_003
+    s = np.zeros(n)
+    y = np.ones(n, dtype=np.int8)
+    _, _, _, logloss = probability_sums(s, y, np.empty(0), False)
+    assert logloss == pytest.approx(-n * math.log(EPS), rel=1e-14)
+    s = np.full(n, 1.0 - EPS)  # the other clip: products of numbers just below 1
+    _, _, _, logloss = probability_sums(s, y, np.empty(0), False)
+    assert logloss == pytest.approx(-n * math.log(1.0 - EPS), rel=1e-9)
+
+
+def test_float32_scores_sum_like_their_float64_values():
+    rng = np.random.default_rng(3)
+    s = rng.random(10_000).astype(np.float32)
+    y = rng.integers(0, 2, 10_000).astype(np.int8)
+    ref = reference_sums(s.astype(np.float64), y)
+    got = probability_sums(s, y, np.empty(0), False)
+    assert got[3] == pytest.approx(ref[3], rel=1e-13)
+    assert got[2] == pytest.approx(ref[2], rel=1e-13)
