@@ -57,6 +57,7 @@ CONFIG_KEYS = {
     "save_sketch": (str,),
     "skip_nan": (bool,),
     "batch_rows": (int,),
+    "threads": (int,),
 }
 
 
@@ -102,8 +103,9 @@ def _load_config(path: Path) -> dict[str, Any]:
     bad = [t for t in data.get("thresholds", []) if isinstance(t, bool) or not isinstance(t, (int, float))]
     if bad:
         raise typer.BadParameter(f"{path}: thresholds must be numbers, got {bad[0]!r}", param_hint="--config")
-    if "batch_rows" in data and data["batch_rows"] < 1:
-        raise typer.BadParameter(f"{path}: batch_rows must be >= 1, got {data['batch_rows']}", param_hint="--config")
+    for key in ("batch_rows", "threads"):
+        if key in data and data[key] < 1:
+            raise typer.BadParameter(f"{path}: {key} must be >= 1, got {data[key]}", param_hint="--config")
     base = path.parent
     if "source" in data:
         sources = [data["source"]] if isinstance(data["source"], str) else list(data["source"])
@@ -192,6 +194,9 @@ def eval_cmd(
         None, "--skip-nan/--no-skip-nan", help="Skip rows with NaN/null scores (counted in the report) instead of failing."
     ),
     batch_rows: Optional[int] = typer.Option(None, "--batch-rows", help="Rows per batch (memory vs. overhead).", min=1),
+    threads: Optional[int] = typer.Option(
+        None, "--threads", "-j", help="Threads for reading and binning (default: all CPUs).", min=1
+    ),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar."),
 ) -> None:
     """Evaluate a prediction log: read it batch by batch and report metrics with their bounds."""
@@ -237,6 +242,7 @@ def eval_cmd(
             nan_policy="skip" if pick(skip_nan, "skip_nan", False) else "raise",
             batch_rows=pick(batch_rows, "batch_rows", DEFAULT_BATCH_ROWS),
             progress=not quiet,
+            threads=pick(threads, "threads"),
         )
         if save is not None:
             _save(report.sketch, save)

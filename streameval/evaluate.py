@@ -8,13 +8,14 @@ can be swapped for a parallel version without touching the rest.
 from __future__ import annotations
 
 import datetime as _dt
+import os
 import queue
 import re
 import threading
 import time
 from typing import Any, Callable, Iterable, Iterator, Sequence
 
-from .errors import InputError, InputTypeError
+from .errors import InputError, InputTypeError, UsageError
 from .grid import Grid, parse_grid
 from .progress import progress_callback
 from .report import Report
@@ -159,15 +160,18 @@ def _consume(
     pos_label: Any = None,
     nan_policy: str = "raise",
     on_rows: Callable[[int], None] | None = None,
+    read_ahead: bool = True,
+    stop: threading.Event | None = None,
 ) -> int:
     """Feed every chunk to ``sketch.update``; return the number of rows read.
 
-    Chunks are read one step ahead on a background thread (:func:`_read_ahead`), so decoding the
-    next batch (pyarrow, DuckDB and Polars release the GIL) overlaps binning this one (the kernel
-    releases it too): on two cores the job runs at about the speed of the slower of the two.
+    With ``read_ahead``, chunks are read one step ahead on a background thread
+    (:func:`_read_ahead`), so decoding the next batch (pyarrow, DuckDB and Polars release the GIL)
+    overlaps binning this one (the kernel releases it too). ``stop``, when set by another
+    thread, ends the loop after the current chunk.
     """
     n = 0
-    for chunk in _read_ahead(chunks):
+    for chunk in _read_ahead(chunks) if read_ahead else chunks:
         y, s, w = _as_numpy_ready(chunk.batch)
         if n == 0 and pos_label is not None:
             pos_label = _coerce_pos_label(pos_label, y.type)
@@ -179,7 +183,79 @@ def _consume(
         n += chunk.batch.num_rows
         if on_rows is not None:
             on_rows(chunk.batch.num_rows)
+        if stop is not None and stop.is_set():
+            break
     return n
+
+
+def _consume_parts(
+    parts: Sequence[Callable[[], Iterator[Chunk]]],
+    grid: Grid | None,
+    n_threads: int,
+    *,
+    columns: dict[str, str],
+    pos_label: Any = None,
+    nan_policy: str = "raise",
+    on_rows: Callable[[int], None] | None = None,
+) -> tuple[BinarySketch, int]:
+    """Read ``parts`` on ``n_threads`` threads, each decoding and binning into its own sketch.
+
+    Thread ``k`` takes parts ``k, k + n_threads, ...`` (a fixed assignment, so a rerun adds the
+    floating-point sums in the same order and gives the same bits); the sketches are then joined
+    into the first. Measured on 2 cores: decoding and binning in the same thread, one thread per
+    core, beats one reader thread feeding binning threads (see benchmarks/README.md). If a part
+    fails, the others stop after their current batch and the error of the earliest part is raised.
+    """
+    n_threads = max(1, min(n_threads, len(parts)))
+    sketches = [BinarySketch(grid, threads=1) for _ in range(n_threads)]
+    rows = [0] * n_threads
+    errors: list[tuple[int, BaseException]] = []
+    stop = threading.Event()
+    lock = threading.Lock()
+
+    def progress(n: int) -> None:
+        if on_rows is not None:
+            with lock:
+                on_rows(n)
+
+    def work(k: int) -> None:
+        for i in range(k, len(parts), n_threads):
+            if stop.is_set():
+                return
+            try:
+                rows[k] += _consume(parts[i](), sketches[k], columns=columns, pos_label=pos_label,
+                                    nan_policy=nan_policy, on_rows=progress, read_ahead=False, stop=stop)
+            except BaseException as exc:  # handed to the caller below
+                with lock:
+                    errors.append((i, exc))
+                stop.set()
+                return
+
+    workers = [threading.Thread(target=work, args=(k,), name=f"streameval-part-{k}", daemon=True)
+               for k in range(1, n_threads)]
+    for t in workers:
+        t.start()
+    try:
+        work(0)
+        for t in workers:
+            while t.is_alive():  # a timeout keeps Ctrl-C responsive
+                t.join(0.1)
+    finally:
+        stop.set()
+    if errors:
+        raise min(errors, key=lambda e: e[0])[1]
+    sketch = sketches[0]
+    for other in sketches[1:]:
+        sketch._absorb(other)
+    return sketch, sum(rows)
+
+
+def _n_threads(threads: int | None) -> int:
+    if threads is None:
+        return os.cpu_count() or 1
+    if isinstance(threads, bool) or not isinstance(threads, int) or threads < 1:
+        raise UsageError(f"threads must be a positive integer, got {threads!r}")
+    return threads
 
 
 def _grid(grid: Grid | str | None) -> Grid | None:
@@ -202,6 +278,7 @@ def sketch_source(
     nan_policy: str = "raise",
     batch_rows: int = DEFAULT_BATCH_ROWS,
     progress: bool | Callable[[int, int | None], None] | None = False,
+    threads: int | None = None,
 ) -> tuple[BinarySketch, dict[str, Any]]:
     """Read a source into a sketch; return the sketch and the provenance of the run.
 
@@ -229,10 +306,17 @@ def sketch_source(
         source, score=score, label=label, weight=weight, where=where, sql=sql, table=table, batch_rows=batch_rows
     )
     columns = column_map(score, label, weight)
-    sketch = BinarySketch(_grid(grid))
+    n_threads = _n_threads(threads)
+    parts = src.parts() if n_threads > 1 else None
     with progress_callback(progress, src.rows_estimate, src.description) as on_rows:
-        rows = _consume(src.chunks(), sketch, columns=columns, pos_label=pos_label, nan_policy=nan_policy,
-                        on_rows=on_rows)
+        if parts is not None and len(parts) > 1:
+            sketch, rows = _consume_parts(parts, _grid(grid), n_threads, columns=columns, pos_label=pos_label,
+                                          nan_policy=nan_policy, on_rows=on_rows)
+            sketch.threads = threads
+        else:
+            sketch = BinarySketch(_grid(grid), threads=n_threads)
+            rows = _consume(src.chunks(), sketch, columns=columns, pos_label=pos_label, nan_policy=nan_policy,
+                            on_rows=on_rows, read_ahead=n_threads > 1)
     if rows == 0:
         raise EmptyInputError(
             f"{src.description}: no rows to evaluate"
@@ -275,6 +359,7 @@ def evaluate(
     nan_policy: str = "raise",
     batch_rows: int = DEFAULT_BATCH_ROWS,
     progress: bool | Callable[[int, int | None], None] | None = False,
+    threads: int | None = None,
 ) -> Report:
     """Evaluate a binary classifier's prediction log, streaming it batch by batch.
 
@@ -314,6 +399,12 @@ def evaluate(
     progress : bool or callable, default False
         ``True`` shows a progress bar on stderr when it is a terminal; a callable
         ``f(rows_done, total_rows_or_None)`` is called after each batch.
+    threads : int, optional
+        Threads for reading and binning; default: the number of CPUs. Parquet files are split
+        into runs of row groups that each thread decodes and bins on its own; other sources are
+        decoded on one background thread while the binning uses the others. ``1`` reads and
+        bins on the calling thread only. Results do not depend on it, except for the last bits
+        of floating-point sums (log loss, Brier score, score sums).
 
     Returns
     -------
@@ -345,7 +436,7 @@ def evaluate(
     """
     sketch, provenance = sketch_source(
         source, score=score, label=label, weight=weight, grid=grid, pos_label=pos_label, where=where,
-        sql=sql, table=table, nan_policy=nan_policy, batch_rows=batch_rows, progress=progress,
+        sql=sql, table=table, nan_policy=nan_policy, batch_rows=batch_rows, progress=progress, threads=threads,
     )
     t0 = time.perf_counter()
     report = Report.from_sketch(sketch, thresholds=thresholds, provenance=provenance)

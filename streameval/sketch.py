@@ -272,6 +272,25 @@ class BinarySketch:
             c["brier_sum"] += float(brier)
             c["log_loss_sum"] += float(logloss)
 
+    def _absorb(self, other: "BinarySketch") -> None:
+        """Add ``other``'s rows to this sketch by taking over its state; ``other`` is used up.
+
+        For the parallel readers of :func:`streameval.evaluate`, which fill one sketch per
+        thread: a dense state is adopted as one more private state (merged when read), not copied.
+        """
+        if other.grid != self.grid:
+            raise IncompatibleGridError(f"cannot absorb a sketch on {other.grid.describe()} into {self.grid.describe()}")
+        _merge_labels(self._labels, other._labels)
+        dense = self._densify()
+        if other._dense is not None:
+            self._aux += [other._dense, *other._aux]
+        elif other._keys.size:
+            kernels.merge_into(dense, other._keys, other._values)
+        other._dense, other._aux = None, []
+        for name in (*_INT_COUNTERS, *_FLOAT_COUNTERS):
+            self.counters[name] += other.counters[name]
+        self.counters["weighted"] = bool(self.counters["weighted"] or other.counters["weighted"])
+
     # -- merge -------------------------------------------------------------------------------
     def merge(self, other: "BinarySketch") -> "BinarySketch":
         """A new sketch holding the rows of both; the inputs are unchanged.

@@ -120,6 +120,7 @@ class Source:
     files: list[str]
     engine: str
     _open: Callable[[], Iterator[Chunk]] = field(repr=False)
+    _parts: Callable[[], list[Callable[[], Iterator[Chunk]]]] | None = field(default=None, repr=False)
 
     @property
     def rows_estimate(self) -> int | None:
@@ -134,6 +135,16 @@ class Source:
     def chunks(self) -> Iterator[Chunk]:
         """Yield :class:`Chunk` objects, one batch at a time."""
         return self._open()
+
+    def parts(self) -> list[Callable[[], Iterator[Chunk]]] | None:
+        """Independent streams that together deliver the rows of :meth:`chunks`, or None.
+
+        Each element opens one stream (a run of Parquet row groups, say); concatenated in list
+        order they give the same rows as :meth:`chunks`. They can be read on separate threads,
+        each decoding and binning its own rows, which is how :func:`streameval.evaluate` uses
+        several cores. None for sources that can only be read front to back (CSV, DuckDB, ...).
+        """
+        return None if self._parts is None else self._parts()
 
     def __iter__(self) -> Iterator[Any]:
         """Yield the ``pyarrow.RecordBatch`` objects alone."""
@@ -341,12 +352,6 @@ def _dataset_total_rows(dataset: Any, fmt: str) -> int | None:
     return None
 
 
-def _partition_names(dataset: Any) -> list[str]:
-    part = getattr(dataset, "partitioning", None)
-    schema = getattr(part, "schema", None)
-    return list(schema.names) if schema is not None else []
-
-
 # Block size of the CSV reader. pyarrow's streaming CSV reader reads raw blocks ahead on its I/O
 # thread into a queue of up to 32 blocks, whether or not the consumer keeps up, so its memory is
 # about 32-40 x block_size (and, for files smaller than that, the whole file). 1 MiB (pyarrow's
@@ -370,7 +375,9 @@ def _open_csv_file(path: str, columns: Sequence[str], types: Mapping[str, Any], 
     )
 
 
-def _file_batches(fragment: Any, fmt: str, dataset: Any, columns: list[str], batch_rows: int) -> Iterator[Any]:
+def _file_batches(
+    fragment: Any, fmt: str, dataset: Any, columns: list[str], batch_rows: int, row_groups: list[int] | None = None
+) -> Iterator[Any]:
     """Record batches of ``columns`` (physical columns of the file) from one file.
 
     Parquet and CSV files are read with their own pyarrow readers, which read on the caller's
@@ -379,6 +386,9 @@ def _file_batches(fragment: Any, fmt: str, dataset: Any, columns: list[str], bat
     decodes far ahead of a slower consumer (measured: ~500-600 MB of decoded batches buffered on
     a 100M-row file when binning is slower than decoding, so peak memory grew with the file).
     Other formats are scanned with the dataset scanner.
+
+    ``row_groups`` (Parquet only) reads just those row groups, decoding on the calling thread
+    alone: it is one of several streams read in parallel (:func:`_parquet_parts`).
     """
     import pyarrow.dataset as ds
 
@@ -388,7 +398,11 @@ def _file_batches(fragment: Any, fmt: str, dataset: Any, columns: list[str], bat
 
         # pre_buffer=False: with pyarrow's default the reader keeps the column chunks of the
         # whole file, so memory grows with the file.
-        yield from pq.ParquetFile(path, pre_buffer=False).iter_batches(batch_size=batch_rows, columns=columns)
+        file = pq.ParquetFile(path, pre_buffer=False)
+        if row_groups is None:
+            yield from file.iter_batches(batch_size=batch_rows, columns=columns)
+        else:
+            yield from file.iter_batches(batch_size=batch_rows, columns=columns, row_groups=row_groups, use_threads=False)
         return
     if fmt in _DELIMITERS:
         # Types as the dataset inferred them (from the first file), as the dataset scanner would
@@ -405,47 +419,88 @@ def _file_batches(fragment: Any, fmt: str, dataset: Any, columns: list[str], bat
     yield from scanner.to_batches()
 
 
-def _partition_values(fragment: Any, dataset: Any, names: Sequence[str]) -> dict[str, Any]:
-    """Hive partition values of a fragment, as Arrow scalars of the dataset's partition types."""
+def _partition_values(fragment: Any, dataset: Any) -> dict[str, Any]:
+    """Hive partition values of a fragment (from its own key=value folders), as Arrow scalars."""
     import pyarrow as pa
     import pyarrow.dataset as ds
 
     keys = ds.get_partition_keys(fragment.partition_expression)
-    return {n: pa.scalar(keys.get(n), type=dataset.schema.field(n).type) for n in names}
+    return {n: pa.scalar(v, type=dataset.schema.field(n).type) for n, v in keys.items()}
+
+
+def _fragment_chunks(
+    dataset: Any, fragment: Any, fmt: str, cols: dict[str, str], batch_rows: int,
+    row_groups: list[int] | None = None, first_row: int = 0,
+) -> Iterator[Chunk]:
+    """Chunks of one file (or of ``row_groups`` of one Parquet file, starting at row ``first_row``)."""
+    import pyarrow as pa
+
+    path = _fragment_path(fragment)
+    try:
+        physical = list(fragment.physical_schema.names)
+    except (pa.ArrowInvalid, OSError) as exc:
+        raise SourceError(f"{path}: cannot read the file ({exc})") from None
+    # Partition columns are the fragment's own key=value folders (the dataset's partitioning
+    # schema can list data columns too, and a file lacking one must not read it as nulls).
+    partition = _partition_values(fragment, dataset)
+    available = physical + [p for p in partition if p not in physical]
+    _missing(cols, available, path)
+    read = [c for c in _needed_columns(cols) if c in physical]
+    constants = {c: partition[c] for c in _needed_columns(cols) if c not in physical}
+    row = first_row
+    try:
+        for batch in _file_batches(fragment, fmt, dataset, read, batch_rows, row_groups):
+            n = batch.num_rows
+            if not n:
+                continue
+            arrays = []
+            for col in cols.values():
+                if col in constants:
+                    arrays.append(pa.repeat(constants[col], n))
+                else:
+                    a = batch.column(col)
+                    want = dataset.schema.field(col).type
+                    arrays.append(a if a.type == want else a.cast(want))
+            yield Chunk(pa.RecordBatch.from_arrays(arrays, names=list(cols)), path, row)
+            row += n
+    except (pa.ArrowInvalid, pa.ArrowTypeError, OSError) as exc:
+        raise SourceError(f"{path}: cannot read the file near row {row} ({exc})") from None
 
 
 def _scan_files(dataset: Any, fmt: str, cols: dict[str, str], batch_rows: int) -> Iterator[Chunk]:
-    import pyarrow as pa
-
-    parts = _partition_names(dataset)
     for fragment in dataset.get_fragments():
-        path = _fragment_path(fragment)
+        yield from _fragment_chunks(dataset, fragment, fmt, cols, batch_rows)
+
+
+def _parquet_parts(dataset: Any, cols: dict[str, str], batch_rows: int) -> list[Callable[[], Iterator[Chunk]]]:
+    """Parquet files as runs of whole row groups of about ``batch_rows`` rows or more, in file order.
+
+    A file whose footer cannot be read stays one part, so the error is raised (with the file's
+    name) when that part is read, as the sequential scan would.
+    """
+    parts: list[Callable[[], Iterator[Chunk]]] = []
+
+    def part(fragment: Any, groups: list[int] | None, first: int) -> Callable[[], Iterator[Chunk]]:
+        return lambda: _fragment_chunks(dataset, fragment, "parquet", cols, batch_rows, groups, first)
+
+    for fragment in dataset.get_fragments():
         try:
-            physical = list(fragment.physical_schema.names)
-        except (pa.ArrowInvalid, OSError) as exc:
-            raise SourceError(f"{path}: cannot read the file ({exc})") from None
-        available = physical + [p for p in parts if p not in physical]
-        _missing(cols, available, path)
-        read = [c for c in _needed_columns(cols) if c in physical]
-        constants = _partition_values(fragment, dataset, [c for c in _needed_columns(cols) if c not in physical])
-        row = 0
-        try:
-            for batch in _file_batches(fragment, fmt, dataset, read, batch_rows):
-                n = batch.num_rows
-                if not n:
-                    continue
-                arrays = []
-                for col in cols.values():
-                    if col in constants:
-                        arrays.append(pa.repeat(constants[col], n))
-                    else:
-                        a = batch.column(col)
-                        want = dataset.schema.field(col).type
-                        arrays.append(a if a.type == want else a.cast(want))
-                yield Chunk(pa.RecordBatch.from_arrays(arrays, names=list(cols)), path, row)
-                row += n
-        except (pa.ArrowInvalid, pa.ArrowTypeError, OSError) as exc:
-            raise SourceError(f"{path}: cannot read the file near row {row} ({exc})") from None
+            meta = fragment.metadata
+            sizes = [meta.row_group(i).num_rows for i in range(meta.num_row_groups)]
+        except Exception:  # noqa: BLE001 - reported with the file's name when the part is read
+            parts.append(part(fragment, None, 0))
+            continue
+        if not sizes:  # no rows, but its columns are still checked
+            parts.append(part(fragment, [], 0))
+        run: list[int] = []
+        first = rows = 0
+        for i, size in enumerate(sizes):
+            run.append(i)
+            rows += size
+            if rows - first >= batch_rows or i == len(sizes) - 1:
+                parts.append(part(fragment, run, first))
+                run, first = [], rows
+    return parts
 
 
 # -- DuckDB ------------------------------------------------------------------------------------
@@ -526,7 +581,9 @@ def _open_files(
         available = list(dataset.schema.names)
         if not _needs_sql(cols, available):
             total = _dataset_total_rows(dataset, fmt)
-            return Source(fmt, desc, total, files, "pyarrow.dataset", lambda: _scan_files(dataset, fmt, cols, batch_rows))
+            split = (lambda: _parquet_parts(dataset, cols, batch_rows)) if fmt == "parquet" else None
+            return Source(fmt, desc, total, files, "pyarrow.dataset", lambda: _scan_files(dataset, fmt, cols, batch_rows),
+                          split)
     con = _duckdb().connect()
     hive = base is not None or any("=" in os.path.basename(os.path.dirname(f)) for f in files)
     from_sql = _duckdb_file_from(con, files, fmt, hive)

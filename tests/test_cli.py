@@ -60,6 +60,14 @@ def test_eval_json_matches_sklearn(log):
     assert d["provenance"]["source"] == str(log)
 
 
+def test_eval_threads_give_the_same_report(log):
+    args = ["eval", log, "--score", "score", "--label", "label", "--format", "json", "--batch-rows", "2000"]
+    one, two = _json(run(*args, "--threads", "1")), _json(run(*args, "-j", "2"))
+    for key in ("roc_auc", "average_precision", "ks", "n_rows"):
+        assert one["metrics"][key] == two["metrics"][key]
+    assert one["thresholds"] == two["thresholds"]
+
+
 def test_eval_table_and_markdown(log, tmp_path):
     r = run("eval", log, "--score", "score", "--label", "label", "--quiet")
     assert r.exit_code == 0 and "ROC AUC" in r.stdout and "provenance" in r.stdout
@@ -146,6 +154,7 @@ def test_demo_and_generate(tmp_path):
         (["--format", "xml"], "xml"),
         (["--no-such-option"], "No such option"),
         (["--config", "missing.toml"], "no such file"),
+        (["--threads", "0"], "--threads"),
     ],
 )
 def test_usage_errors_exit_2(log, args, needle):

@@ -235,3 +235,81 @@ def test_pos_label_absent_says_so():
 
     with pytest.raises(streameval.InputError, match="does not occur"):
         streameval.BinarySketch().update(["fraud", "ok", "maybe"], [0.1, 0.2, 0.3], pos_label="Fraud")
+
+
+def _write_row_groups(path, table, row_group_size):
+    pq.write_table(table, path, row_group_size=row_group_size)
+    return str(path)
+
+
+def test_parquet_parts_deliver_the_same_rows_as_the_stream(tmp_path):
+    from streameval.sources import open_source
+
+    t = synthetic.generate(50_000, seed=21, weight=True)
+    paths = [_write_row_groups(tmp_path / f"p{i}.parquet", t.slice(i * 25_000, 25_000), 3000) for i in range(2)]
+    src = open_source(paths, score="score", label="label", weight="weight", batch_rows=7000)
+    parts = src.parts()
+    assert parts is not None and len(parts) == 2 * 3  # 25,000 rows: 3 runs of >= 7,000 rows per file
+    streamed = [(c.origin, c.origin_row, c.batch) for c in src.chunks()]
+    split = [(c.origin, c.origin_row, c.batch) for p in parts for c in p()]
+    assert pa.Table.from_batches([b for *_, b in split]).equals(pa.Table.from_batches([b for *_, b in streamed]))
+    # every chunk knows its file and the row of its first row in that file
+    for origin, row, batch in split:
+        i = paths.index(origin)
+        assert batch.column("score").equals(t.slice(i * 25_000 + row, batch.num_rows).column("score").combine_chunks())
+
+
+@pytest.mark.parametrize("threads", [1, 2, 3])
+def test_threads_do_not_change_results(tmp_path, threads):
+    t = synthetic.generate(40_000, decimals=4, seed=22, weight=True)
+    path = _write_row_groups(tmp_path / "log.parquet", t, 4000)
+    y, s = _arrays(t)
+    w = t.column("weight").to_numpy()
+    r = evaluate(path, score="score", label="label", weight="weight", batch_rows=4000, threads=threads)
+    assert r.metrics["roc_auc"]["value"] == pytest.approx(roc_auc_score(y, s, sample_weight=w), abs=1e-12)
+    assert r.metrics["average_precision"]["value"] == pytest.approx(average_precision_score(y, s, sample_weight=w), abs=1e-12)
+    assert r.provenance["rows_read"] == 40_000
+    # weighted bins are floating-point sums, so a different split changes only their last bits
+    one = evaluate(path, score="score", label="label", weight="weight", batch_rows=4000, threads=1)
+    for key, v in one.metrics.items():
+        if isinstance(v, dict) and isinstance(v.get("value"), float):
+            assert r.metrics[key]["value"] == pytest.approx(v["value"], rel=1e-12), key
+    # unweighted counts are integers: every bin-derived number is identical
+    a = evaluate(path, score="score", label="label", batch_rows=4000, threads=threads)
+    b = evaluate(path, score="score", label="label", batch_rows=4000, threads=1)
+    for key, v in b.metrics.items():
+        if key in ("log_loss", "brier", "ece"):  # floating-point running sums: equal up to rounding
+            assert a.metrics[key]["value"] == pytest.approx(v["value"], rel=1e-12)
+        else:
+            assert a.metrics[key] == v, key
+    assert a.confusion == b.confusion
+
+
+def test_parallel_read_names_the_file_and_row_of_a_bad_label(tmp_path):
+    y = np.zeros(30_000, dtype=np.int64)
+    y[::7] = 1
+    y[23_456] = 5
+    t = pa.table({"score": np.linspace(0, 1, 30_000), "label": y})
+    path = _write_row_groups(tmp_path / "bad.parquet", t, 2000)
+    for threads in (1, 2):
+        with pytest.raises(InputError) as e:
+            evaluate(path, score="score", label="label", batch_rows=2000, threads=threads)
+        assert "bad.parquet" in str(e.value) and "row 23456" in str(e.value), str(e.value)
+
+
+@pytest.mark.parametrize("rows", [0, 3])
+@pytest.mark.parametrize("threads", [1, 2])
+def test_a_file_without_the_label_column_is_an_error_not_nulls(tmp_path, rows, threads):
+    from streameval.sources import SourceError
+
+    _write_row_groups(tmp_path / "a.parquet", synthetic.generate(5000, seed=1).select(["score", "label"]), 1000)
+    pq.write_table(pa.table({"score": pa.array(np.linspace(0, 1, rows))}), tmp_path / "b.parquet")
+    with pytest.raises(SourceError, match=r"b\.parquet: no column 'label'"):
+        evaluate(str(tmp_path), score="score", label="label", batch_rows=1000, threads=threads)
+
+
+def test_threads_must_be_positive():
+    from streameval.errors import UsageError
+
+    with pytest.raises(UsageError, match="threads"):
+        evaluate(synthetic.generate(100), score="score", label="label", threads=0)
