@@ -575,6 +575,12 @@ def _open_files(
         return _open_duckdb_file(paths[0], cols, where, sql, None, batch_rows)
     files, base = _expand(paths)
     fmt = _file_format(files)
+    for f in files:  # pyarrow detects compression from a lowercase extension only
+        if f.lower().endswith(".gz") and not f.endswith(".gz"):
+            raise SourceError(
+                f"{f}: pyarrow recognizes gzip compression only from a lowercase '.gz' extension; "
+                "rename the file (e.g. to '.csv.gz')"
+            )
     desc = files[0] if len(files) == 1 else f"{len(files)} {_FORMAT_NAMES[fmt]} files under {base or os.path.commonpath(files) or '.'}"
     if sql is None and where is None:
         dataset = _open_dataset(files, fmt, base)

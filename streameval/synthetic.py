@@ -262,7 +262,7 @@ def write_csv(path: str | os.PathLike[str], rows: int, **params: Any) -> str:
 
     spec = LogSpec(rows, **params)
     path = os.fspath(path)
-    compression = "gzip" if path.endswith(".gz") else None
+    compression = "gzip" if path.lower().endswith(".gz") else None
     with pa.CompressedOutputStream(path, compression) if compression else pa.OSFile(path, "wb") as sink:
         with pcsv.CSVWriter(sink, _empty_schema(spec)) as writer:
             for batch in iter_batches(rows, **params):

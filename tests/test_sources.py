@@ -261,3 +261,12 @@ def test_partition_columns_survive_globs_and_several_dirs(tmp_path, log):
         src = open_source(args, score="score", label="day")  # the partition column as the label
         days = pa.concat_arrays([b.column("label") for b in src]).to_pylist()
         assert sorted(set(days)) == [0, 1] and len(days) == N
+
+
+def test_uppercase_gz_extension_is_a_clear_error(tmp_path):
+    path = tmp_path / "LOG.CSV.GZ"
+    synthetic.write_log(path, 100)
+    with open(path, "rb") as f:
+        assert f.read(2) == b"\x1f\x8b"  # written gzip-compressed, as the name says
+    with pytest.raises(SourceError, match="lowercase '.gz'"):
+        open_source(str(path), score="score", label="label")
