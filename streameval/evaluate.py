@@ -8,7 +8,6 @@ can be swapped for a parallel version without touching the rest.
 from __future__ import annotations
 
 import datetime as _dt
-import os
 import queue
 import re
 import threading
@@ -19,7 +18,7 @@ from .errors import InputError, InputTypeError, UsageError
 from .grid import Grid, parse_grid
 from .progress import progress_callback
 from .report import Report
-from .sketch import BinarySketch
+from .sketch import BinarySketch, cpu_count
 from .sources import DEFAULT_BATCH_ROWS, LABEL, SCORE, WEIGHT, Chunk, Source, column_map, open_source
 
 __all__ = ["evaluate", "sketch_source", "EmptyInputError"]
@@ -161,14 +160,14 @@ def _consume(
     nan_policy: str = "raise",
     on_rows: Callable[[int], None] | None = None,
     read_ahead: bool = True,
-    stop: threading.Event | None = None,
+    should_stop: Callable[[], bool] | None = None,
 ) -> int:
     """Feed every chunk to ``sketch.update``; return the number of rows read.
 
     With ``read_ahead``, chunks are read one step ahead on a background thread
     (:func:`_read_ahead`), so decoding the next batch (pyarrow, DuckDB and Polars release the GIL)
-    overlaps binning this one (the kernel releases it too). ``stop``, when set by another
-    thread, ends the loop after the current chunk.
+    overlaps binning this one (the kernel releases it too). ``should_stop()``, checked after
+    each chunk, ends the loop early (another thread failed).
     """
     n = 0
     for chunk in _read_ahead(chunks) if read_ahead else chunks:
@@ -183,7 +182,7 @@ def _consume(
         n += chunk.batch.num_rows
         if on_rows is not None:
             on_rows(chunk.batch.num_rows)
-        if stop is not None and stop.is_set():
+        if should_stop is not None and should_stop():
             break
     return n
 
@@ -202,15 +201,20 @@ def _consume_parts(
 
     Thread ``k`` takes parts ``k, k + n_threads, ...`` (a fixed assignment, so a rerun adds the
     floating-point sums in the same order and gives the same bits); the sketches are then joined
-    into the first. Measured on 2 cores: decoding and binning in the same thread, one thread per
-    core, beats one reader thread feeding binning threads (see benchmarks/README.md). If a part
-    fails, the others stop after their current batch and the error of the earliest part is raised.
+    into one. Measured on 2 cores: decoding and binning in the same thread, one thread per core,
+    beats one reader thread feeding binning threads (see docs/design.md).
+
+    Errors are those a front-to-back read would raise: when part ``i`` fails, the parts after it
+    are abandoned but the ones before it are still read, and the error of the earliest failing
+    part is raised. Label codings are checked across parts as across chunks.
     """
     n_threads = max(1, min(n_threads, len(parts)))
     sketches = [BinarySketch(grid, threads=1) for _ in range(n_threads)]
     rows = [0] * n_threads
-    errors: list[tuple[int, BaseException]] = []
-    stop = threading.Event()
+    negatives: list[tuple[int, Any, str]] = []  # (part, first negative label, file) per thread
+    errors: dict[int, BaseException] = {}
+    first_failed = [len(parts)]
+    abort = threading.Event()  # Ctrl-C or another non-data exception: stop everything
     lock = threading.Lock()
 
     def progress(n: int) -> None:
@@ -219,17 +223,35 @@ def _consume_parts(
                 on_rows(n)
 
     def work(k: int) -> None:
+        sketch = sketches[k]
         for i in range(k, len(parts), n_threads):
-            if stop.is_set():
+            if abort.is_set() or first_failed[0] < i:  # an earlier part failed: its error wins
                 return
+            origin = [""]
+            chunks = parts[i]()
+
+            def later_part_failed(i: int = i) -> bool:
+                return abort.is_set() or first_failed[0] < i
+
+            had_negative = sketch._labels.neg_label is not None
             try:
-                rows[k] += _consume(parts[i](), sketches[k], columns=columns, pos_label=pos_label,
-                                    nan_policy=nan_policy, on_rows=progress, read_ahead=False, stop=stop)
-            except BaseException as exc:  # handed to the caller below
+                rows[k] += _consume(_tracked(chunks, origin), sketch, columns=columns, pos_label=pos_label,
+                                    nan_policy=nan_policy, on_rows=progress, read_ahead=False,
+                                    should_stop=later_part_failed)
+            except Exception as exc:  # a data error: the earliest failing part's is raised
                 with lock:
-                    errors.append((i, exc))
-                stop.set()
+                    errors[i] = exc
+                    first_failed[0] = min(first_failed[0], i)
                 return
+            except BaseException:
+                abort.set()
+                raise
+            finally:
+                close = getattr(chunks, "close", None)
+                if close is not None:
+                    close()
+            if not had_negative and sketch._labels.neg_label is not None:
+                negatives.append((i, sketch._labels.neg_label, origin[0]))
 
     workers = [threading.Thread(target=work, args=(k,), name=f"streameval-part-{k}", daemon=True)
                for k in range(1, n_threads)]
@@ -240,19 +262,49 @@ def _consume_parts(
         for t in workers:
             while t.is_alive():  # a timeout keeps Ctrl-C responsive
                 t.join(0.1)
-    finally:
-        stop.set()
+    except BaseException:
+        abort.set()
+        raise
     if errors:
-        raise min(errors, key=lambda e: e[0])[1]
-    sketch = sketches[0]
-    for other in sketches[1:]:
+        raise errors[min(errors)]
+    _check_negatives(sorted(negatives, key=lambda e: e[0]), columns)
+    used = [s for s in sketches if s.n_rows] or sketches[:1]  # a thread may have read no rows
+    sketch = used[0]
+    for other in used[1:]:
         sketch._absorb(other)
     return sketch, sum(rows)
 
 
+def _tracked(chunks: Iterator[Chunk], origin: list[str]) -> Iterator[Chunk]:
+    """``chunks``, noting the origin of the latest one in ``origin[0]``."""
+    for chunk in chunks:
+        origin[0] = chunk.origin
+        yield chunk
+
+
+def _check_negatives(negatives: Sequence[tuple[int, Any, str]], columns: dict[str, str]) -> None:
+    """Raise if parts read on different threads coded the negative class differently.
+
+    The rule of :meth:`BinarySketch.update` across chunks (``False`` goes with either 0 or -1;
+    two different numeric or text negatives do not), applied between threads.
+    """
+    first: tuple[int, Any, str] | None = None
+    for entry in negatives:
+        value = entry[1]
+        if isinstance(value, bool):
+            continue
+        if first is None:
+            first = entry
+        elif value != first[1]:
+            raise InputError(
+                f"{entry[2]}: label {columns.get(LABEL, LABEL)!r}: the negative class is {value!r} here but "
+                f"{first[1]!r} in {first[2]}; labels must take the same two values throughout"
+            )
+
+
 def _n_threads(threads: int | None) -> int:
     if threads is None:
-        return os.cpu_count() or 1
+        return cpu_count()
     if isinstance(threads, bool) or not isinstance(threads, int) or threads < 1:
         raise UsageError(f"threads must be a positive integer, got {threads!r}")
     return threads
@@ -404,7 +456,10 @@ def evaluate(
         into runs of row groups that each thread decodes and bins on its own; other sources are
         decoded on one background thread while the binning uses the others. ``1`` reads and
         bins on the calling thread only. Results do not depend on it, except for the last bits
-        of floating-point sums (log loss, Brier score, score sums).
+        of floating-point sums (log loss, Brier score, score sums, weighted counts). Each thread
+        keeps its own dense state while reading (the grid's bins x 64 bytes: 15 MB for the
+        default grid), and a ``progress`` callable may be called from any of them (one at a
+        time).
 
     Returns
     -------

@@ -177,7 +177,9 @@ class LabelEncoder:
         kind = y.dtype.kind
         if kind == "b":
             self._note_negative(False, y, row_offset)
-            return np.ascontiguousarray(y).view(np.uint8)
+            u = np.ascontiguousarray(y).view(np.uint8)
+            # a bool array made by a view may hold bytes other than 0/1; the kernel indexes by them
+            return (u != 0).view(np.uint8) if u.size and u.max() > 1 else u
         if kind not in "iuf":
             if kind == "O":
                 # Arrow/Polars bool columns with nulls arrive as objects with None: report the

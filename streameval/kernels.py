@@ -140,23 +140,41 @@ def _sums_weighted(scores, labels, weights):  # type: ignore[no-untyped-def]
     return n_out, w_in, brier, logloss
 
 
+@nb.njit(inline="always", nogil=True, error_model="numpy")
+def _log_loss_lanes(p, inside, prod, near, j):  # type: ignore[no-untyped-def]
+    """Fold one row's clipped ``p_true`` into lane ``j`` (see :func:`_sums_unweighted`)."""
+    prod[j] *= p if inside & (p < 0.5) else 1.0
+    q = 1.0 - p if inside & (p >= 0.5) else 0.0  # exact for p >= 0.5 (Sterbenz)
+    x = near[j]
+    near[j] = x + q * (1.0 - x)
+
+
 @nb.njit(nogil=True, cache=True, boundscheck=False, error_model="numpy", fastmath={"reassoc"})
 def _sums_unweighted(scores, labels, lanes):  # type: ignore[no-untyped-def]
-    """Sums of one block of unweighted rows; the log loss goes into ``lanes`` as a product.
+    """Sums of one block of unweighted rows; the log loss is folded into ``lanes``.
 
-    ``-sum(log p)`` is ``-log(prod p)``: the clipped probabilities are multiplied into
-    ``LANES`` running products (vectorized), whose binary exponents are moved into an integer
-    every ``GROUP`` rows per lane, before they could underflow (``p >= 2**-52``, so a product
-    of ``GROUP`` of them stays above ``2**-1022``). Returns the exponent sum; the caller takes
-    the logs of the lanes once at the end (:func:`_lanes_log`). Each product rounds by at most
-    half an ulp, so the log-loss sum is off by at most ``n * 2**-53`` in absolute terms, less
-    than summing ``n`` rounded logarithms.
+    ``-sum(log p)`` is ``-log(prod p)``, kept in ``LANES`` lanes (vectorized) of two kinds, so
+    that it is accurate relative to the result, not only in absolute terms:
+
+    - ``p < 0.5`` is multiplied into a running product ``lanes[:LANES]``, whose binary exponent
+      moves into an integer every ``GROUP`` rows per lane, before it could underflow
+      (``p >= 2**-52``: a product of ``GROUP`` of them stays above ``2**-1022``). Each product
+      rounds by half an ulp, and each such row adds at least ``log 2`` to the sum.
+    - ``p >= 0.5`` (confident and right: ``-log p`` may be 1e-12) goes into ``x = 1 - prod p``
+      as ``x += q (1 - x)`` with ``q = 1 - p``, exact in floating point; ``x`` keeps its
+      relative precision while small, and once above 0.5 its ``-log(1 - x)`` is added to
+      ``flushed`` and it restarts from 0.
+
+    Returns ``(n_outside, weight_01, brier, exponent, flushed)``; :func:`_lanes_log` finishes.
     """
     n = scores.shape[0]
+    prod = lanes[:LANES]
+    near = lanes[LANES:]
     n_out = 0
     w_in = 0.0
     brier = 0.0
     exponent = 0
+    flushed = 0.0
     span = LANES * GROUP
     for g in range(0, n, span):
         m = min(span, n - g)
@@ -168,26 +186,32 @@ def _sums_unweighted(scores, labels, lanes):  # type: ignore[no-untyped-def]
                     n_out += outside
                     w_in += 1.0 if inside else 0.0
                     brier += d * d
-                    lanes[j] *= p if inside else 1.0
+                    _log_loss_lanes(p, inside, prod, near, j)
         else:  # the chunk's last rows: at most GROUP per lane
             for i in range(m):
                 inside, outside, d, p = _row_terms(np.float64(scores[g + i]), labels[g + i])
                 n_out += outside
                 w_in += 1.0 if inside else 0.0
                 brier += d * d
-                lanes[i % LANES] *= p if inside else 1.0
+                _log_loss_lanes(p, inside, prod, near, i % LANES)
         for j in range(LANES):
-            b = f64_bits(lanes[j])
+            b = f64_bits(prod[j])
             exponent += (b >> 52) - 1023
-            lanes[j] = bits_f64((b & _MANTISSA) | _ONE)
-    return n_out, w_in, brier, exponent
+            prod[j] = bits_f64((b & _MANTISSA) | _ONE)
+            x = near[j]
+            big = x > 0.5
+            flushed -= log_pos(1.0 - x) if big else 0.0  # 1 - x is exact for x >= 0.5
+            near[j] = 0.0 if big else x
+    return n_out, w_in, brier, exponent, flushed
 
 
-@nb.njit(inline="always", nogil=True)
-def _lanes_log(lanes, exponent):  # type: ignore[no-untyped-def]
-    total = exponent * _LN2
+@nb.njit(nogil=True)
+def _lanes_log(lanes, exponent, flushed):  # type: ignore[no-untyped-def]
+    """The log-loss sum held by ``lanes`` (see :func:`_sums_unweighted`)."""
+    total = flushed - exponent * _LN2
     for j in range(LANES):
-        total += math.log(lanes[j])
+        total -= math.log(lanes[j])
+        total -= math.log1p(-lanes[LANES + j])
     return total
 
 
@@ -196,9 +220,10 @@ def _probability_sums(scores, labels, weights, weighted):  # type: ignore[no-unt
     """Brier and log-loss sums over the rows whose score lies in [0, 1] (see update_state)."""
     if weighted:
         return _sums_weighted(scores, labels, weights)
-    lanes = np.ones(LANES)
-    n_out, w_in, brier, exponent = _sums_unweighted(scores, labels, lanes)
-    return n_out, w_in, brier, -_lanes_log(lanes, exponent)
+    lanes = np.zeros(2 * LANES)
+    lanes[:LANES] = 1.0
+    n_out, w_in, brier, exponent, flushed = _sums_unweighted(scores, labels, lanes)
+    return n_out, w_in, brier, _lanes_log(lanes, exponent, flushed)
 
 
 @nb.njit(nogil=True, cache=True, boundscheck=False, error_model="numpy")
@@ -213,13 +238,15 @@ def update_state(state, kind, f0, f1, f2, i0, i1, i2, cuts, scores, labels, weig
     keys = np.empty(BLOCK + PREFETCH_DISTANCE, dtype=np.int64)
     flat = state.reshape(-1)
     line = 2 * N_FIELDS
-    lanes = np.ones(LANES)
+    lanes = np.zeros(2 * LANES)
+    lanes[:LANES] = 1.0
     n_nan = 0
     n_out = 0
     w_in = 0.0
     brier = 0.0
     logloss = 0.0
     exponent = 0
+    flushed = 0.0
     for start in range(0, n, BLOCK):
         end = min(start + BLOCK, n)
         m = end - start
@@ -251,13 +278,14 @@ def update_state(state, kind, f0, f1, f2, i0, i1, i2, cuts, scores, labels, weig
             o, wi, b, ll = _sums_weighted(sc, lb, wt)
             logloss += ll
         else:
-            o, wi, b, e = _sums_unweighted(sc, lb, lanes)
+            o, wi, b, e, f = _sums_unweighted(sc, lb, lanes)
             exponent += e
+            flushed += f
         n_out += o
         w_in += wi
         brier += b
     if not weighted:
-        logloss = -_lanes_log(lanes, exponent)
+        logloss = _lanes_log(lanes, exponent, flushed)
     return n_nan, n_out, w_in, brier, logloss
 
 

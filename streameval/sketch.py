@@ -494,15 +494,23 @@ SMALL_CHUNK_ROWS = 1 << 15  # chunks up to this size go into a compact sketch wi
 _EXECUTOR: ThreadPoolExecutor | None = None
 
 
+def cpu_count() -> int:
+    """CPUs this process may run on (its affinity mask where the OS has one, else all)."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):  # not on Linux
+        return os.cpu_count() or 1
+
+
 def _n_threads(n_rows: int, threads: int | None) -> int:
-    limit = threads if threads is not None else (os.cpu_count() or 1)
+    limit = threads if threads is not None else cpu_count()
     return max(1, min(limit, n_rows // MIN_ROWS_PER_THREAD))
 
 
 def _executor() -> ThreadPoolExecutor:
     global _EXECUTOR
     if _EXECUTOR is None:
-        _EXECUTOR = ThreadPoolExecutor(max_workers=max(2, os.cpu_count() or 1), thread_name_prefix="streameval-bin")
+        _EXECUTOR = ThreadPoolExecutor(max_workers=max(2, cpu_count()), thread_name_prefix="streameval-bin")
     return _EXECUTOR
 
 

@@ -376,7 +376,8 @@ def _open_csv_file(path: str, columns: Sequence[str], types: Mapping[str, Any], 
 
 
 def _file_batches(
-    fragment: Any, fmt: str, dataset: Any, columns: list[str], batch_rows: int, row_groups: list[int] | None = None
+    fragment: Any, fmt: str, dataset: Any, columns: list[str], batch_rows: int,
+    row_groups: list[int] | None = None, metadata: Any = None,
 ) -> Iterator[Any]:
     """Record batches of ``columns`` (physical columns of the file) from one file.
 
@@ -388,7 +389,8 @@ def _file_batches(
     Other formats are scanned with the dataset scanner.
 
     ``row_groups`` (Parquet only) reads just those row groups, decoding on the calling thread
-    alone: it is one of several streams read in parallel (:func:`_parquet_parts`).
+    alone: it is one of several streams read in parallel (:func:`_parquet_parts`); ``metadata``,
+    the file's footer already read, saves parsing it again for each stream.
     """
     import pyarrow.dataset as ds
 
@@ -398,7 +400,7 @@ def _file_batches(
 
         # pre_buffer=False: with pyarrow's default the reader keeps the column chunks of the
         # whole file, so memory grows with the file.
-        file = pq.ParquetFile(path, pre_buffer=False)
+        file = pq.ParquetFile(path, pre_buffer=False, metadata=metadata)
         if row_groups is None:
             yield from file.iter_batches(batch_size=batch_rows, columns=columns)
         else:
@@ -430,7 +432,7 @@ def _partition_values(fragment: Any, dataset: Any) -> dict[str, Any]:
 
 def _fragment_chunks(
     dataset: Any, fragment: Any, fmt: str, cols: dict[str, str], batch_rows: int,
-    row_groups: list[int] | None = None, first_row: int = 0,
+    row_groups: list[int] | None = None, first_row: int = 0, metadata: Any = None,
 ) -> Iterator[Chunk]:
     """Chunks of one file (or of ``row_groups`` of one Parquet file, starting at row ``first_row``)."""
     import pyarrow as pa
@@ -449,7 +451,7 @@ def _fragment_chunks(
     constants = {c: partition[c] for c in _needed_columns(cols) if c not in physical}
     row = first_row
     try:
-        for batch in _file_batches(fragment, fmt, dataset, read, batch_rows, row_groups):
+        for batch in _file_batches(fragment, fmt, dataset, read, batch_rows, row_groups, metadata):
             n = batch.num_rows
             if not n:
                 continue
@@ -472,33 +474,38 @@ def _scan_files(dataset: Any, fmt: str, cols: dict[str, str], batch_rows: int) -
         yield from _fragment_chunks(dataset, fragment, fmt, cols, batch_rows)
 
 
+PART_ROWS = 1 << 20  # rows per part at least (whole row groups): a part's overhead is one file open
+
+
 def _parquet_parts(dataset: Any, cols: dict[str, str], batch_rows: int) -> list[Callable[[], Iterator[Chunk]]]:
-    """Parquet files as runs of whole row groups of about ``batch_rows`` rows or more, in file order.
+    """Parquet files as runs of whole row groups of at least ``max(batch_rows, PART_ROWS)`` rows
+    (or a file's last rows), in file order.
 
     A file whose footer cannot be read stays one part, so the error is raised (with the file's
     name) when that part is read, as the sequential scan would.
     """
     parts: list[Callable[[], Iterator[Chunk]]] = []
+    least = max(batch_rows, PART_ROWS)
 
-    def part(fragment: Any, groups: list[int] | None, first: int) -> Callable[[], Iterator[Chunk]]:
-        return lambda: _fragment_chunks(dataset, fragment, "parquet", cols, batch_rows, groups, first)
+    def part(fragment: Any, groups: list[int] | None, first: int, meta: Any) -> Callable[[], Iterator[Chunk]]:
+        return lambda: _fragment_chunks(dataset, fragment, "parquet", cols, batch_rows, groups, first, meta)
 
     for fragment in dataset.get_fragments():
         try:
             meta = fragment.metadata
             sizes = [meta.row_group(i).num_rows for i in range(meta.num_row_groups)]
         except Exception:  # noqa: BLE001 - reported with the file's name when the part is read
-            parts.append(part(fragment, None, 0))
+            parts.append(part(fragment, None, 0, None))
             continue
         if not sizes:  # no rows, but its columns are still checked
-            parts.append(part(fragment, [], 0))
+            parts.append(part(fragment, [], 0, meta))
         run: list[int] = []
         first = rows = 0
         for i, size in enumerate(sizes):
             run.append(i)
             rows += size
-            if rows - first >= batch_rows or i == len(sizes) - 1:
-                parts.append(part(fragment, run, first))
+            if rows - first >= least or i == len(sizes) - 1:
+                parts.append(part(fragment, run, first, meta))
                 run, first = [], rows
     return parts
 

@@ -237,12 +237,20 @@ def test_pos_label_absent_says_so():
         streameval.BinarySketch().update(["fraud", "ok", "maybe"], [0.1, 0.2, 0.3], pos_label="Fraud")
 
 
+@pytest.fixture
+def small_parts(monkeypatch):
+    """Parts of one row-group run of batch_rows rows, so that small files split into many parts."""
+    from streameval import sources
+
+    monkeypatch.setattr(sources, "PART_ROWS", 1)
+
+
 def _write_row_groups(path, table, row_group_size):
     pq.write_table(table, path, row_group_size=row_group_size)
     return str(path)
 
 
-def test_parquet_parts_deliver_the_same_rows_as_the_stream(tmp_path):
+def test_parquet_parts_deliver_the_same_rows_as_the_stream(tmp_path, small_parts):
     from streameval.sources import open_source
 
     t = synthetic.generate(50_000, seed=21, weight=True)
@@ -260,7 +268,7 @@ def test_parquet_parts_deliver_the_same_rows_as_the_stream(tmp_path):
 
 
 @pytest.mark.parametrize("threads", [1, 2, 3])
-def test_threads_do_not_change_results(tmp_path, threads):
+def test_threads_do_not_change_results(tmp_path, threads, small_parts):
     t = synthetic.generate(40_000, decimals=4, seed=22, weight=True)
     path = _write_row_groups(tmp_path / "log.parquet", t, 4000)
     y, s = _arrays(t)
@@ -285,7 +293,7 @@ def test_threads_do_not_change_results(tmp_path, threads):
     assert a.confusion == b.confusion
 
 
-def test_parallel_read_names_the_file_and_row_of_a_bad_label(tmp_path):
+def test_parallel_read_names_the_file_and_row_of_a_bad_label(tmp_path, small_parts):
     y = np.zeros(30_000, dtype=np.int64)
     y[::7] = 1
     y[23_456] = 5
@@ -299,7 +307,7 @@ def test_parallel_read_names_the_file_and_row_of_a_bad_label(tmp_path):
 
 @pytest.mark.parametrize("rows", [0, 3])
 @pytest.mark.parametrize("threads", [1, 2])
-def test_a_file_without_the_label_column_is_an_error_not_nulls(tmp_path, rows, threads):
+def test_a_file_without_the_label_column_is_an_error_not_nulls(tmp_path, rows, threads, small_parts):
     from streameval.sources import SourceError
 
     _write_row_groups(tmp_path / "a.parquet", synthetic.generate(5000, seed=1).select(["score", "label"]), 1000)
@@ -313,3 +321,47 @@ def test_threads_must_be_positive():
 
     with pytest.raises(UsageError, match="threads"):
         evaluate(synthetic.generate(100), score="score", label="label", threads=0)
+
+
+def test_default_parts_are_about_a_million_rows(tmp_path):
+    from streameval.sources import open_source
+
+    t = synthetic.generate(30_000, seed=2)
+    path = _write_row_groups(tmp_path / "log.parquet", t, 1000)
+    assert len(open_source(path, score="score", label="label", batch_rows=100).parts()) == 1
+
+
+@pytest.mark.parametrize("pos_label", ["fraud", None])
+def test_a_thread_that_reads_no_rows_does_not_break_the_labels(tmp_path, small_parts, pos_label):
+    # file b is empty: the thread that reads it sees no label and must not vote on the coding
+    status = np.where(np.arange(1000) % 3 == 0, "fraud", "ok") if pos_label else np.arange(1000) % 3 == 0
+    t = pa.table({"score": np.linspace(0, 1, 1000), "label": status})
+    pq.write_table(t, tmp_path / "a.parquet")
+    pq.write_table(t.slice(0, 0), tmp_path / "b.parquet")
+    for threads in (1, 2):
+        r = evaluate(str(tmp_path), score="score", label="label", pos_label=pos_label, threads=threads)
+        assert r.provenance["rows_read"] == 1000
+
+
+def test_label_codings_must_agree_across_threads(tmp_path, small_parts):
+    y = np.arange(1000) % 2
+    pq.write_table(pa.table({"score": np.linspace(0, 1, 1000), "label": y}), tmp_path / "a.parquet")
+    pq.write_table(pa.table({"score": np.linspace(0, 1, 1000), "label": 2 * y - 1}), tmp_path / "b.parquet")
+    for threads in (1, 2):
+        with pytest.raises(InputError, match="b.parquet") as e:
+            evaluate(str(tmp_path), score="score", label="label", threads=threads)
+        assert "-1" in str(e.value)
+
+
+def test_the_earliest_error_wins_whatever_the_threads(tmp_path, small_parts):
+    # a: one long part whose last row is bad; b: a short part whose first row is bad
+    s = np.linspace(0, 1, 200_000)
+    s[-1] = np.nan
+    pq.write_table(pa.table({"score": s, "label": np.arange(200_000) % 2}), tmp_path / "a.parquet")
+    s = np.linspace(0, 1, 1000)
+    s[0] = np.nan
+    pq.write_table(pa.table({"score": s, "label": np.arange(1000) % 2}), tmp_path / "b.parquet")
+    for threads in (1, 2):
+        with pytest.raises(InputError) as e:
+            evaluate(str(tmp_path), score="score", label="label", threads=threads, batch_rows=10_000)
+        assert "a.parquet" in str(e.value) and "row 199999" in str(e.value), str(e.value)

@@ -520,3 +520,13 @@ def test_chunking_matches_one_update_for_all_kinds():
     assert np.array_equal(v1[:, :, :3], v2[:, :, :3])
     assert np.allclose(v1[:, :, 3], v2[:, :, 3], rtol=1e-12)
     assert re.search(r"rows=500\b", repr(parts))
+
+
+def test_bool_labels_with_non_canonical_bytes_count_as_true():
+    from streameval import BinarySketch
+
+    raw = np.array([0, 2, 1, 255, 0, 7], dtype=np.uint8)
+    y = raw.view(bool)  # NumPy keeps the bytes: 2, 255 and 7 are True but not 1
+    s = BinarySketch().update(y, np.array([0.1, 0.9, 0.8, 0.7, 0.2, 0.6]))
+    assert s.table().P == 4 and s.table().N == 2
+    assert float(s.roc_auc()) == 1.0

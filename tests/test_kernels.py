@@ -57,8 +57,7 @@ def test_probability_sums_match_exact_sums(n, weighted):
         assert got[0] == ref[0]
         assert got[1] == pytest.approx(ref[1], rel=1e-13)
         assert got[2] == pytest.approx(ref[2], rel=1e-12, abs=1e-300)
-        # product form (unweighted): error at most n * 2**-53 absolute; logs (weighted): ~1 ulp each
-        assert got[3] == pytest.approx(ref[3], rel=1e-12, abs=n * 2.0**-50)
+        assert got[3] == pytest.approx(ref[3], rel=1e-13, abs=0)
 
 
 def test_log_loss_product_does_not_underflow():
@@ -73,11 +72,28 @@ def test_log_loss_product_does_not_underflow():
     assert logloss == pytest.approx(-n * math.log(1.0 - EPS), rel=1e-9)
 
 
+@pytest.mark.parametrize("gap", [0.0, 1e-14, 1e-11, 1e-6, 0.3])
+@pytest.mark.parametrize("weighted", [False, True])
+def test_log_loss_of_confident_right_predictions_is_relatively_accurate(gap, weighted):
+    # p_true just below 1: each row adds ~gap to the sum, so the sum is tiny and needs every digit
+    n = 50_000
+    rng = np.random.default_rng(7)
+    y = rng.integers(0, 2, n).astype(np.int8)
+    q = rng.random(n) * gap
+    s = np.where(y == 1, 1.0 - q, q)
+    w = np.ones(n) if weighted else np.empty(0)
+    ref = reference_sums(s, y)
+    _, _, _, got = probability_sums(s, y, w, weighted)
+    assert got == pytest.approx(ref[3], rel=1e-13, abs=0)
+    state = empty_state(ProbabilityGrid().n_bins)
+    assert update_state(state, *ProbabilityGrid().kernel_params(), s, y, w, weighted)[4] == pytest.approx(ref[3], rel=1e-13, abs=0)
+
+
 def test_float32_scores_sum_like_their_float64_values():
     rng = np.random.default_rng(3)
     s = rng.random(10_000).astype(np.float32)
     y = rng.integers(0, 2, 10_000).astype(np.int8)
     ref = reference_sums(s.astype(np.float64), y)
     got = probability_sums(s, y, np.empty(0), False)
-    assert got[3] == pytest.approx(ref[3], rel=1e-13)
+    assert got[3] == pytest.approx(ref[3], rel=1e-13, abs=0)
     assert got[2] == pytest.approx(ref[2], rel=1e-13)
