@@ -43,7 +43,10 @@ def _path_area(t: BinTable, kind: np.ndarray, fpr_stop: float) -> float:
     with np.errstate(invalid="ignore", divide="ignore"):
         slope = np.where(dx > 0, (t1 - t0) / dx, 0.0)
     height = np.where(kind == 2, t1, np.where(kind == 0, t0, t0 + 0.5 * width * slope))
-    return float(np.dot(width, height))
+    # Not np.dot: a BLAS call wakes OpenBLAS's thread pool, whose threads then spin for a while
+    # and took half of two cores from the next job's binning threads (measured: 10M-row
+    # evaluate 108 ms with np.dot here, 59 ms without).
+    return float(np.sum(width * height))
 
 
 def _one_class(t: BinTable, what: str) -> bool:
