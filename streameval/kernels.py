@@ -205,6 +205,14 @@ def _sums_unweighted(scores, labels, lanes):  # type: ignore[no-untyped-def]
     return n_out, w_in, brier, exponent, flushed
 
 
+@nb.njit(inline="always", nogil=True)
+def _new_lanes():  # type: ignore[no-untyped-def]
+    """Log-loss lanes for :func:`_sums_unweighted`: products at 1, near-one sums at 0."""
+    lanes = np.zeros(2 * LANES)
+    lanes[:LANES] = 1.0
+    return lanes
+
+
 @nb.njit(nogil=True)
 def _lanes_log(lanes, exponent, flushed):  # type: ignore[no-untyped-def]
     """The log-loss sum held by ``lanes`` (see :func:`_sums_unweighted`)."""
@@ -220,8 +228,7 @@ def _probability_sums(scores, labels, weights, weighted):  # type: ignore[no-unt
     """Brier and log-loss sums over the rows whose score lies in [0, 1] (see update_state)."""
     if weighted:
         return _sums_weighted(scores, labels, weights)
-    lanes = np.zeros(2 * LANES)
-    lanes[:LANES] = 1.0
+    lanes = _new_lanes()
     n_out, w_in, brier, exponent, flushed = _sums_unweighted(scores, labels, lanes)
     return n_out, w_in, brier, _lanes_log(lanes, exponent, flushed)
 
@@ -238,8 +245,7 @@ def update_state(state, kind, f0, f1, f2, i0, i1, i2, cuts, scores, labels, weig
     keys = np.empty(BLOCK + PREFETCH_DISTANCE, dtype=np.int64)
     flat = state.reshape(-1)
     line = 2 * N_FIELDS
-    lanes = np.zeros(2 * LANES)
-    lanes[:LANES] = 1.0
+    lanes = _new_lanes()
     n_nan = 0
     n_out = 0
     w_in = 0.0

@@ -17,6 +17,16 @@ from streameval.evaluate import EmptyInputError, evaluate, sketch_source
 from streameval.report import Report
 
 
+def assert_same_report(a: Report, b: Report) -> None:
+    """Every bin-derived number identical; floating-point running sums equal up to rounding."""
+    for key, v in b.metrics.items():
+        if key in ("log_loss", "brier", "ece"):
+            assert a.metrics[key]["value"] == pytest.approx(v["value"], rel=1e-12)
+        else:
+            assert a.metrics[key] == v, key
+    assert a.confusion == b.confusion
+
+
 def _arrays(table):
     return table.column("label").to_numpy(), table.column("score").to_numpy()
 
@@ -71,13 +81,7 @@ def test_shard_merge_equals_whole(tmp_path):
     for i, s in enumerate(sketches):
         s.save(tmp_path / f"{i}.sketch")
     merged = streameval.merge(streameval.load(tmp_path / f"{i}.sketch") for i in (2, 0, 1))
-    r = Report.from_sketch(merged)
-    for key, v in whole.metrics.items():
-        if key in ("log_loss", "brier", "ece"):  # floating-point running sums: equal up to rounding
-            assert r.metrics[key]["value"] == pytest.approx(v["value"], rel=1e-12)
-        else:
-            assert r.metrics[key] == v, key
-    assert r.confusion == whole.confusion
+    assert_same_report(Report.from_sketch(merged), whole)
 
 
 def test_batch_size_does_not_change_results():
@@ -285,12 +289,7 @@ def test_threads_do_not_change_results(tmp_path, threads, small_parts):
     # unweighted counts are integers: every bin-derived number is identical
     a = evaluate(path, score="score", label="label", batch_rows=4000, threads=threads)
     b = evaluate(path, score="score", label="label", batch_rows=4000, threads=1)
-    for key, v in b.metrics.items():
-        if key in ("log_loss", "brier", "ece"):  # floating-point running sums: equal up to rounding
-            assert a.metrics[key]["value"] == pytest.approx(v["value"], rel=1e-12)
-        else:
-            assert a.metrics[key] == v, key
-    assert a.confusion == b.confusion
+    assert_same_report(a, b)
 
 
 def test_parallel_read_names_the_file_and_row_of_a_bad_label(tmp_path, small_parts):
