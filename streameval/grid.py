@@ -42,6 +42,7 @@ KIND_FLOAT = 2
 _MANTISSA_BITS = 52  # float64
 _NO_CUTS = np.empty(0, dtype=np.float64)
 _MAX_CUTS = 256
+TAIL_MAX_EXPONENT = 32  # ProbabilityGrid tails resolve magnitudes below 2**32
 
 
 def _float_bits(values: npt.NDArray[np.float64]) -> npt.NDArray[np.int64]:
@@ -169,29 +170,43 @@ class LinearGrid(Grid):
 
 @dataclass(frozen=True)
 class ProbabilityGrid(Grid):
-    """Relative-precision bins for probabilities, fine near both 0 and 1; needs no range.
+    """Relative-precision bins for probabilities, fine near both 0 and 1, safe for any real score.
 
     A score ``p`` in ``[0, 1]`` is binned by the IEEE-754 bit pattern of ``q = min(p, 1 - p)``
     (``1 - p`` is exact in floating point for ``p >= 0.5``), keeping the exponent and the top
     ``mantissa_bits`` bits of the mantissa. Each bin therefore spans a relative width of at most
     ``2**-mantissa_bits`` in ``q``: about 0.024% of the distance to the nearer end at the default 12
     bits, at 1e-6 as at 0.3 or 0.999999. This is the float bit-pattern idea of HDR histograms and
-    DDSketch [1]_, mirrored at 0.5; it needs integer operations only.
+    DDSketch [1]_, mirrored at 0.5; it needs integer operations only. Values of ``q`` below
+    ``2**min_exponent`` share the bin next to 0 (or next to 1).
 
-    Values of ``q`` below ``2**min_exponent`` share the bin next to 0 (or next to 1); scores below
-    0 or above 1 go to two end bins. All of them keep their own min/max, so nothing is dropped and
-    ordering stays exact between bins.
+    Scores outside ``[0, 1]`` (logits, margins, credit scores, percentages passed to the default
+    grid by mistake or by design) land in two *tails* with relative precision ``2**-tail_bits``:
+    below 0 by the bit pattern of ``|s|`` for ``|s|`` in ``[2**min_exponent, 2**32)``, above 1 by
+    the bit pattern of ``s`` for ``s`` in ``(1, 2**32)``. Integers up to 2**tail_bits are each in a
+    bin of their own, so credit scores 300..850 stay exact; ``N(0, 3)`` logits get an AUC interval
+    about 1e-4 wide. Magnitudes beyond ``2**32`` share the two end bins. With ``tail_bits=None``
+    (sketches written before the tails existed) each tail is one end bin; that grid is an exact
+    coarsening of the tailed one, so old and new sketches still merge.
+
+    All bins keep their own min/max, so nothing is dropped and ordering stays exact between bins.
 
     Parameters
     ----------
     mantissa_bits : int, default 12
-        Mantissa bits kept, 0..20. Each extra bit halves bin widths and doubles ``n_bins``.
+        Mantissa bits kept inside ``[0, 1]``, 0..20. Each extra bit halves bin widths and doubles
+        the number of bins there.
     min_exponent : int, default -30
-        Smallest resolved power of two for ``q`` (``2**-30`` is about 9.3e-10), -1022..-2.
+        Smallest resolved power of two for ``q`` and for ``|s|`` of negative scores (``2**-30``
+        is about 9.3e-10), -1022..-2.
+    tail_bits : int or None, default 10
+        Mantissa bits kept outside ``[0, 1]``, 0..20; None for single end bins (the format of
+        sketches from streameval 0.1).
 
     Notes
     -----
-    ``n_bins = 3 + 2 * (-min_exponent - 1) * 2**mantissa_bits`` (237,571 for the defaults).
+    ``n_bins = (1 + 2 * (-min_exponent - 1) * 2**mantissa_bits) + (32 - min_exponent) *
+    2**tail_bits + 32 * 2**tail_bits`` (333,825 for the defaults; 237,571 without tails).
 
     References
     ----------
@@ -201,6 +216,7 @@ class ProbabilityGrid(Grid):
 
     mantissa_bits: int = 12
     min_exponent: int = -30
+    tail_bits: int | None = 10
 
     kind: ClassVar[str] = "probability"
 
@@ -209,18 +225,36 @@ class ProbabilityGrid(Grid):
             raise ValueError(f"mantissa_bits must be an integer in [0, 20], got {self.mantissa_bits!r}")
         if int(self.min_exponent) != self.min_exponent or not -1022 <= self.min_exponent <= -2:
             raise ValueError(f"min_exponent must be an integer in [-1022, -2], got {self.min_exponent!r}")
+        if self.tail_bits is not None and (
+            isinstance(self.tail_bits, bool) or int(self.tail_bits) != self.tail_bits or not 0 <= self.tail_bits <= 20
+        ):
+            raise ValueError(f"tail_bits must be None or an integer in [0, 20], got {self.tail_bits!r}")
         if (-self.min_exponent - 1) << self.mantissa_bits > 1 << 26:
             raise ValueError("ProbabilityGrid too fine: more than 2**27 bins")
+        if self.tail_bits is not None and (TAIL_MAX_EXPONENT - self.min_exponent) << int(self.tail_bits) > 1 << 26:
+            raise ValueError("ProbabilityGrid tails too fine: more than 2**26 bins below 0")
         object.__setattr__(self, "mantissa_bits", int(self.mantissa_bits))
         object.__setattr__(self, "min_exponent", int(self.min_exponent))
+        if self.tail_bits is not None:
+            object.__setattr__(self, "tail_bits", int(self.tail_bits))
 
     @property
     def _half(self) -> int:
         return (-self.min_exponent - 1) << self.mantissa_bits
 
     @property
+    def _n_low(self) -> int:
+        """Bins below 0 (the negative tail)."""
+        return 1 if self.tail_bits is None else (TAIL_MAX_EXPONENT - self.min_exponent) << self.tail_bits
+
+    @property
+    def _n_high(self) -> int:
+        """Bins above 1 (the upper tail)."""
+        return 1 if self.tail_bits is None else TAIL_MAX_EXPONENT << self.tail_bits
+
+    @property
     def n_bins(self) -> int:
-        return 3 + 2 * self._half
+        return self._n_low + 1 + 2 * self._half + self._n_high
 
     @property
     def _base(self) -> int:
@@ -230,18 +264,28 @@ class ProbabilityGrid(Grid):
         s = np.asarray(scores, dtype=np.float64)
         low = s < 0.5
         q = np.where(low, s, 1.0 - s)
-        k = (_float_bits(q) >> (_MANTISSA_BITS - self.mantissa_bits)) - self._base
+        with np.errstate(invalid="ignore"):
+            k = (_float_bits(q) >> (_MANTISSA_BITS - self.mantissa_bits)) - self._base
         k = np.maximum(k, 0)
-        half = self._half
-        idx = np.where(low, 1 + k, 1 + 2 * half - k)
-        idx = np.where(s < 0.0, 0, idx)
-        return np.where(s > 1.0, 2 + 2 * half, idx).astype(np.int64)
+        half, n_low, n_high = self._half, self._n_low, self._n_high
+        tb = self.tail_bits or 0
+        idx = np.where(low, n_low + k, n_low + 2 * half - k)
+        t = _float_bits(np.abs(s)) >> (_MANTISSA_BITS - tb)
+        below = n_low - 1 - np.clip(t - ((1023 + self.min_exponent) << tb), 0, n_low - 1)
+        above = n_low + 2 * half + 1 + np.clip(t - (1023 << tb), 0, n_high - 1)
+        idx = np.where(s < 0.0, below, idx)
+        return np.where(s > 1.0, above, idx).astype(np.int64)
 
     def spec(self) -> dict[str, Any]:
-        return {"kind": self.kind, "mantissa_bits": self.mantissa_bits, "min_exponent": self.min_exponent}
+        spec: dict[str, Any] = {"kind": self.kind, "mantissa_bits": self.mantissa_bits, "min_exponent": self.min_exponent}
+        if self.tail_bits is not None:  # absent in files written before the tails existed
+            spec["tail_bits"] = self.tail_bits
+        return spec
 
     def kernel_params(self) -> tuple[int, float, float, float, int, int, int, npt.NDArray[np.float64]]:
-        return (KIND_PROBABILITY, 0.0, 0.0, 0.0, self.mantissa_bits, self._base, self._half, _NO_CUTS)
+        # The tails' three small integers travel in the float slots (exact in float64).
+        tails = (float(self.tail_bits or 0), float(self._n_low), float(self._n_high))
+        return (KIND_PROBABILITY, *tails, self.mantissa_bits, self._base, self._half, _NO_CUTS)
 
 
 @dataclass(frozen=True)
@@ -414,14 +458,22 @@ def coarsening_map(fine: Grid, coarse: Grid) -> KeyMap | None:
         d = fine.mantissa_bits - coarse.mantissa_bits
         if d < 0 or fine.min_exponent != coarse.min_exponent:
             return None
+        if coarse.tail_bits is not None and (fine.tail_bits is None or fine.tail_bits < coarse.tail_bits):
+            return None
+        # Tails: the same prefix rule on |s|'s bits; a grid without tails has one end bin each side.
+        dt = 0 if coarse.tail_bits is None else (fine.tail_bits or 0) - coarse.tail_bits
         hf, hc = fine._half, coarse._half
+        lf, lc = fine._n_low, coarse._n_low
+        top_f = lf + 2 * hf  # last interior bin (q = 1 - p at its smallest)
 
         def probability(keys: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
-            low = 1 + ((keys - 1) >> d)  # bins 1..hf: q = p < 0.5
-            high = 1 + 2 * hc - ((1 + 2 * hf - keys) >> d)  # bins hf+1..2hf+1: q = 1 - p
-            out = np.where(keys <= hf, low, high)
-            out = np.where(keys == 0, 0, out)
-            result: npt.NDArray[np.int64] = np.where(keys == 2 + 2 * hf, 2 + 2 * hc, out)
+            below = lc - 1 - np.minimum((lf - 1 - keys) >> dt, lc - 1)
+            low = lc + ((keys - lf) >> d)  # q = p < 0.5
+            high = lc + 2 * hc - ((top_f - keys) >> d)  # q = 1 - p
+            above = lc + 2 * hc + 1 + np.minimum((keys - top_f - 1) >> dt, coarse._n_high - 1)
+            out = np.where(keys <= lf + hf - 1, low, high)
+            out = np.where(keys < lf, below, out)
+            result: npt.NDArray[np.int64] = np.where(keys > top_f, above, out)
             return result
 
         return probability
@@ -464,6 +516,8 @@ def grid_from_spec(spec: dict[str, Any]) -> Grid:
     if cls is None:
         raise ValueError(f"unknown grid kind {kind!r}; known kinds: {sorted(_GRID_KINDS)}")
     params = {k: v for k, v in spec.items() if k != "kind"}
+    if cls is ProbabilityGrid:
+        params.setdefault("tail_bits", None)  # files from before the tails: one end bin each side
     if cls is CutGrid:
         try:
             base = grid_from_spec(params.pop("base"))

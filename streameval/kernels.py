@@ -47,16 +47,30 @@ LOG_LOSS_EPS = float(np.finfo(np.float64).eps)
 
 
 @nb.njit(inline="always", nogil=True, error_model="numpy")
-def _keys_probability(scores, out, i0, i1, i2):  # type: ignore[no-untyped-def]
+def _keys_probability(scores, out, f0, f1, f2, i0, i1, i2):  # type: ignore[no-untyped-def]
+    # f0, f1, f2: the tails' mantissa bits and bin counts below 0 and above 1 (see ProbabilityGrid).
+    tb = np.int64(f0)
+    n_low = np.int64(f1)
+    n_high = np.int64(f2)
+    low_base = (i1 >> i0) << tb  # (1023 + min_exponent) << tail_bits
+    high_base = np.int64(1023) << tb
+    top = n_low + 2 * i2
     for i in range(scores.shape[0]):
         s = np.float64(scores[i])
         low = s < 0.5
         q = s if low else 1.0 - s
         k = (f64_bits(q) >> (52 - i0)) - i1
         k = k if k > 0 else 0
-        idx = 1 + k if low else 1 + 2 * i2 - k
-        idx = 0 if s < 0.0 else idx
-        out[i] = 2 + 2 * i2 if s > 1.0 else idx
+        idx = n_low + k if low else top - k
+        t = f64_bits(abs(s)) >> (52 - tb)
+        kb = t - low_base
+        kb = kb if kb > 0 else 0
+        kb = kb if kb < n_low - 1 else n_low - 1
+        ka = t - high_base
+        ka = ka if ka > 0 else 0
+        ka = ka if ka < n_high - 1 else n_high - 1
+        idx = n_low - 1 - kb if s < 0.0 else idx
+        out[i] = top + 1 + ka if s > 1.0 else idx
 
 
 @nb.njit(inline="always", nogil=True, error_model="numpy")
@@ -91,7 +105,7 @@ def _block_keys(kind, f0, f1, f2, i0, i1, i2, cuts, scores, out):  # type: ignor
     (5-10x slower here).
     """
     if kind == KIND_PROBABILITY:
-        _keys_probability(scores, out, i0, i1, i2)
+        _keys_probability(scores, out, f0, f1, f2, i0, i1, i2)
     elif kind == KIND_LINEAR:
         _keys_linear(scores, out, f0, f1, f2, i0)
     else:

@@ -14,6 +14,8 @@ GRIDS = [
     ProbabilityGrid(),
     ProbabilityGrid(mantissa_bits=3, min_exponent=-5),
     ProbabilityGrid(mantissa_bits=0, min_exponent=-2),
+    ProbabilityGrid(tail_bits=None),
+    ProbabilityGrid(mantissa_bits=3, min_exponent=-5, tail_bits=0),
     LinearGrid(0.0, 1.0, 200),
     LinearGrid(300, 851, 551),
     LinearGrid(-3.5, 7.25, 1000),
@@ -145,3 +147,70 @@ def test_cut_grid_puts_each_cut_on_a_bin_edge():
     with pytest.raises(ValueError):
         ProbabilityGrid().with_cuts(np.nan)
     assert "cuts at 0.3, 0.77" in g.describe()
+
+
+# -- the default grid's tails: any real score, not just probabilities (issue: logits on the default
+# grid used to collapse into one end bin and give "AUC 0.5 [0, 1]") --------------------------------
+
+
+def test_probability_grid_tails_keep_relative_precision_outside_0_1():
+    g = ProbabilityGrid()
+    rng = np.random.default_rng(3)
+    x = np.concatenate([rng.uniform(1.0001, 2**31, 5000), -rng.uniform(2**-29, 2**31, 5000)])
+    b = g.bin_index(x)
+    # two scores in the same tail bin differ by at most 2**-tail_bits relative to their magnitude
+    order = np.argsort(b, kind="stable")
+    same = b[order][1:] == b[order][:-1]
+    a, c = np.abs(x[order][1:][same]), np.abs(x[order][:-1][same])
+    assert np.all(np.abs(a - c) <= 2.0**-g.tail_bits * np.maximum(a, c))
+    # integers below 2**(tail_bits + 1) each get a bin of their own, on both sides
+    ints = np.arange(-2047, 2048, dtype=np.float64)
+    ints = ints[(ints < 0) | (ints > 1)]
+    assert np.unique(g.bin_index(ints)).size == ints.size
+
+
+@pytest.mark.parametrize("fine,coarse", [
+    (ProbabilityGrid(), ProbabilityGrid(10, -30, 8)),
+    (ProbabilityGrid(), ProbabilityGrid(tail_bits=None)),
+    (ProbabilityGrid(), ProbabilityGrid(9, tail_bits=None)),
+    (ProbabilityGrid(5, -8, 4), ProbabilityGrid(5, -8, 0)),
+])
+def test_tailed_grids_coarsen_exactly(fine, coarse):
+    from streameval.grid import coarsening_map
+
+    s = sample_scores(np.random.default_rng(4), 5000)
+    to_coarse = coarsening_map(fine, coarse)
+    assert to_coarse is not None
+    np.testing.assert_array_equal(to_coarse(fine.bin_index(s)), coarse.bin_index(s))
+    assert coarsening_map(coarse, fine) is None  # the other way would split bins
+
+
+def test_old_probability_spec_reads_as_the_grid_without_tails():
+    old = {"kind": "probability", "mantissa_bits": 12, "min_exponent": -30}
+    assert grid_from_spec(old) == ProbabilityGrid(tail_bits=None)
+    assert ProbabilityGrid(tail_bits=None).spec() == old  # written exactly as before
+    assert grid_from_spec(ProbabilityGrid().spec()) == ProbabilityGrid()
+
+
+@pytest.mark.parametrize("kind", ["logits", "credit", "percent", "margins"])
+def test_default_grid_serves_any_real_score(kind):
+    """On the default grid, non-probability scores give a narrow interval (exact on integers)."""
+    from sklearn.metrics import roc_auc_score
+
+    from streameval import BinarySketch
+
+    rng = np.random.default_rng(5)
+    n = 200_000
+    y = rng.random(n) < 0.2
+    s = {
+        "logits": rng.normal(0, 3, n) + 1.5 * y,
+        "credit": np.clip(np.round(rng.normal(600, 80, n) + 40 * y), 300, 850),
+        "percent": np.round(100 / (1 + np.exp(-(rng.normal(0, 1, n) + y))), 2),
+        "margins": rng.normal(0, 1, n) * 0.05 + 0.03 * y - 0.02,
+    }[kind]
+    auc = BinarySketch().update(y, s).roc_auc()
+    assert auc.width <= 1e-3
+    expected = roc_auc_score(y, s)
+    assert auc.lower - 1e-12 <= expected <= auc.upper + 1e-12
+    if kind == "credit":
+        assert auc.exact and auc.value == pytest.approx(expected, abs=1e-12)

@@ -39,7 +39,7 @@ def build() -> dict[str, BinarySketch]:
 
     y, u = _data(80, 3, 41)
     p = u * u * (1 - 0.25 * (1 - y))  # probabilities piled near 0, with exact 0 and 1
-    out["probability"] = BinarySketch(ProbabilityGrid(mantissa_bits=6, min_exponent=-20)).update(y, p)
+    out["probability"] = BinarySketch(ProbabilityGrid(mantissa_bits=6, min_exponent=-20, tail_bits=None)).update(y, p)
 
     y, u = _data(70, 4, 29)
     z = (u - 0.5) * 40.0 + 3.0 * y  # logits, both signs, with 0 and a few infinities
@@ -51,7 +51,7 @@ def build() -> dict[str, BinarySketch]:
     p[::9] = np.nan  # skipped and counted
     w = 0.25 + (np.arange(90) % 5) * 0.5
     w[::11] = 0.0  # counted as zero-weight, not binned
-    sk = BinarySketch(ProbabilityGrid(mantissa_bits=8, min_exponent=-16))
+    sk = BinarySketch(ProbabilityGrid(mantissa_bits=8, min_exponent=-16, tail_bits=None))
     sk.update(y[:45], p[:45], w[:45], nan_policy="skip")
     sk.update(y[45:], p[45:], w[45:], nan_policy="skip")
     out["weighted-nan"] = sk
