@@ -34,6 +34,16 @@ app = typer.Typer(
 )
 
 
+class Rule(str, Enum):
+    """Threshold rules."""
+
+    ge = ">="
+    gt = ">"
+
+
+_RULE_HELP = "Positive iff score >= threshold (default, scikit-learn's) or score > threshold."
+
+
 class Format(str, Enum):
     """Report output formats."""
 
@@ -58,6 +68,7 @@ CONFIG_KEYS = {
     "skip_nan": (bool,),
     "batch_rows": (int,),
     "threads": (int,),
+    "rule": (str,),
 }
 
 
@@ -197,6 +208,7 @@ def eval_cmd(
     threads: Optional[int] = typer.Option(
         None, "--threads", "-j", help="Threads for reading and binning (default: all CPUs).", min=1
     ),
+    rule: Optional[Rule] = typer.Option(None, "--rule", help=_RULE_HELP),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar."),
 ) -> None:
     """Evaluate a prediction log: read it batch by batch and report metrics with their bounds."""
@@ -223,6 +235,9 @@ def eval_cmd(
     except ValueError:
         raise typer.BadParameter(f"unknown format {fmt_text!r}; choose table, json or markdown", param_hint="--format") from None
     save = save_sketch if save_sketch is not None else (Path(cfg["save_sketch"]) if "save_sketch" in cfg else None)
+    rule_text = rule.value if rule is not None else cfg.get("rule", ">=")
+    if rule_text not in (">=", ">"):
+        raise typer.BadParameter(f"unknown rule {rule_text!r}; use '>=' or '>'", param_hint="--rule")
 
     def body() -> None:
         from .evaluate import evaluate
@@ -243,6 +258,7 @@ def eval_cmd(
             batch_rows=pick(batch_rows, "batch_rows", DEFAULT_BATCH_ROWS),
             progress=not quiet,
             threads=pick(threads, "threads"),
+            positive_if=rule_text,
         )
         if save is not None:
             _save(report.sketch, save)
@@ -279,6 +295,7 @@ def report_cmd(
     ),
     fmt: Format = typer.Option(Format.table, "--format", "-f", help="Output format."),
     output: Optional[Path] = typer.Option(None, "--output", "-o", help="Write the report to this file."),
+    rule: Rule = typer.Option(Rule.ge, "--rule", help=_RULE_HELP),
 ) -> None:
     """Report the metrics of a saved sketch (no data needed)."""
 
@@ -288,7 +305,8 @@ def report_cmd(
 
         s = load(sketch)
         report = Report.from_sketch(s, thresholds=list(threshold) if threshold else None,
-                                    provenance={"source": str(sketch), "sketch_file": str(sketch)})
+                                    provenance={"source": str(sketch), "sketch_file": str(sketch)},
+                                    positive_if=rule.value)
         _emit(report, fmt, output)
 
     _run(body)

@@ -412,6 +412,7 @@ def evaluate(
     batch_rows: int = DEFAULT_BATCH_ROWS,
     progress: bool | Callable[[int, int | None], None] | None = False,
     threads: int | None = None,
+    positive_if: str = ">=",
 ) -> Report:
     """Evaluate a binary classifier's prediction log, streaming it batch by batch.
 
@@ -461,6 +462,10 @@ def evaluate(
         default grid), and a ``progress`` callable may be called from any of them (one at a
         time).
 
+    positive_if : {">=", ">"}, default ">="
+        Threshold rule for the confusion counts and the reported thresholds: positive iff
+        ``score >= threshold`` (scikit-learn's) or ``score > threshold``.
+
     Returns
     -------
     Report
@@ -489,11 +494,14 @@ def evaluate(
     >>> r.metrics["roc_auc"]["value"]
     0.75
     """
+    from .metrics.thresholds import check_rule
+
+    check_rule(positive_if)  # before reading anything
     sketch, provenance = sketch_source(
         source, score=score, label=label, weight=weight, grid=grid, pos_label=pos_label, where=where,
         sql=sql, table=table, nan_policy=nan_policy, batch_rows=batch_rows, progress=progress, threads=threads,
     )
     t0 = time.perf_counter()
-    report = Report.from_sketch(sketch, thresholds=thresholds, provenance=provenance)
+    report = Report.from_sketch(sketch, thresholds=thresholds, provenance=provenance, positive_if=positive_if)
     report.provenance["metrics_seconds"] = round(time.perf_counter() - t0, 6)
     return report

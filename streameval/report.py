@@ -31,6 +31,8 @@ __all__ = ["Report", "SCHEMA_VERSION", "METRIC_LABELS"]
 SCHEMA = "streameval.report"
 SCHEMA_VERSION = 1
 PARTIAL_AUC_MAX_FPR = 0.1
+WIDE_BOUNDS = 0.01
+"""Binning bounds wider than this get a note saying why and what to do."""
 CALIBRATION_BINS = 10
 
 # JSON key -> label on screen, in display order.
@@ -91,8 +93,30 @@ def _undefined() -> dict[str, Any]:
     return {"value": None, "lower": None, "upper": None, "exact": True}
 
 
+def wide_bounds_note(label: str, e: Estimate, sketch: BinarySketch) -> str | None:
+    """A note saying why ``e``'s binning bounds are wide and what to do, or None if they are not.
+
+    Bounds wider than :data:`WIDE_BOUNDS` mean that many pairs of rows of opposite classes share
+    a bin whose scores overlap: the grid is too coarse for these scores, or the scores lie where
+    the grid has no resolution (beyond ``2**32`` in magnitude for the default grid, or outside a
+    linear grid's range).
+    """
+    if not (e.width > WIDE_BOUNDS):
+        return None
+    hint = (
+        "use a finer grid (--grid probability:14, or ProbabilityGrid(14) in Python) or one that fits "
+        "the scores (--grid linear:LO:HI:BINS with one bin per value for integer scores; --grid float "
+        "for logits and margins)"
+    )
+    return (
+        f"{label} is only known to lie in [{e.lower:.6g}, {e.upper:.6g}] (binning bounds {e.width:.3g} "
+        f"wide, more than {WIDE_BOUNDS:g}): many rows of both classes share bins of "
+        f"{sketch.grid.describe()} whose scores overlap, so their order is unknown; {hint}."
+    )
+
+
 def compute_metrics(
-    sketch: BinarySketch, thresholds: Sequence[float] | None = None
+    sketch: BinarySketch, thresholds: Sequence[float] | None = None, *, positive_if: str = ">="
 ) -> tuple[dict[str, Any], list[dict[str, Any]], list[str]]:
     """The report's metrics, confusion tables and notes, as JSON-ready values.
 
@@ -102,6 +126,8 @@ def compute_metrics(
     thresholds : sequence of float, optional
         Thresholds for confusion counts; default ``[0.5]`` when every score lies in [0, 1], none
         otherwise.
+    positive_if : {">=", ">"}, default ">="
+        The threshold rule for the confusion counts and the thresholds reported (KS, EER, best F1).
 
     Returns
     -------
@@ -131,12 +157,20 @@ def compute_metrics(
             m[key] = _undefined()
             notes.append(f"{METRIC_LABELS[key]}: {exc}")
 
+    wide: list[str] = []
+
+    def bounded(key: str, e: Estimate) -> dict[str, Any]:
+        note = wide_bounds_note(METRIC_LABELS[key], e, sketch)
+        if note:
+            wide.append(note)
+        return _est(e)
+
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        guarded("roc_auc", lambda: _est(sketch.roc_auc()))
+        guarded("roc_auc", lambda: bounded("roc_auc", sketch.roc_auc()))
         guarded("partial_roc_auc", lambda: {**_est(sketch.roc_auc(PARTIAL_AUC_MAX_FPR)), "max_fpr": PARTIAL_AUC_MAX_FPR})
         guarded("gini", lambda: _est(sketch.gini()))
-        guarded("average_precision", lambda: _est(sketch.average_precision()))
+        guarded("average_precision", lambda: bounded("average_precision", sketch.average_precision()))
         guarded("pr_auc", lambda: _approx(sketch.pr_auc(), pure))
         guarded("log_loss", lambda: _exact(sketch.log_loss()))
         guarded("brier", lambda: _exact(sketch.brier_score()))
@@ -152,24 +186,26 @@ def compute_metrics(
         def with_threshold(result: Any) -> dict[str, Any]:
             return {**_est(result.value), "threshold": _clean(result.threshold)}
 
-        guarded("ks", lambda: with_threshold(sketch.ks_statistic()))
-        guarded("eer", lambda: with_threshold(sketch.equal_error_rate()))
+        guarded("ks", lambda: with_threshold(sketch.ks_statistic(positive_if=positive_if)))
+        guarded("eer", lambda: with_threshold(sketch.equal_error_rate(positive_if=positive_if)))
 
         def best_f1() -> dict[str, Any]:
-            r = sketch.best_threshold("f1")
+            r = sketch.best_threshold("f1", positive_if=positive_if)
             return {**_est(r.value), "threshold": _clean(r.threshold), "confusion": _confusion(r.confusion)}
 
         guarded("best_f1", best_f1)
 
         if thresholds is None:
             thresholds = [0.5] if total > 0 and sketch.counters["n_outside"] == 0 else []
-        confusion = [_confusion(sketch.confusion(float(th))) for th in thresholds] if total > 0 else []
+        confusion = (
+            [_confusion(sketch.confusion(float(th), positive_if=positive_if)) for th in thresholds] if total > 0 else []
+        )
     for w in caught:
         if issubclass(w.category, (UndefinedMetricWarning, InexactThresholdWarning)):
             text = str(w.message)
             if text not in notes:
                 notes.append(text)
-    return m, confusion, notes
+    return m, confusion, wide + notes
 
 
 def _confusion(c: Any) -> dict[str, Any]:
@@ -209,6 +245,7 @@ class Report:
         *,
         thresholds: Sequence[float] | None = None,
         provenance: dict[str, Any] | None = None,
+        positive_if: str = ">=",
     ) -> "Report":
         """Compute the report of a sketch.
 
@@ -220,6 +257,8 @@ class Report:
             ``[0.5]`` when the scores are probabilities (all in [0, 1]), else none.
         provenance : dict, optional
             Source information to carry; the grid, row counters and version are filled in.
+        positive_if : {">=", ">"}, default ">="
+            Threshold rule: positive iff ``score >= threshold`` or ``score > threshold``.
 
         Returns
         -------
@@ -227,8 +266,9 @@ class Report:
         """
         from . import __version__
 
-        metrics, confusion, notes = compute_metrics(sketch, thresholds)
+        metrics, confusion, notes = compute_metrics(sketch, thresholds, positive_if=positive_if)
         prov = dict(provenance or {})
+        prov["positive_if"] = positive_if
         c = sketch.counters
         prov.setdefault("source", None)
         prov.setdefault("rows_read", sketch.n_rows)
@@ -315,7 +355,10 @@ class Report:
         if self.notes:
             lines += ["", "### Notes", ""] + [f"- {n}" for n in self.notes]
         lines.append("")
-        lines.append("Intervals `value [lower, upper]` contain the exact value; `~` marks a value without an interval.")
+        lines.append(
+            "`value [lower, upper]`: binning bounds, which contain the exact value computed on all rows "
+            "(not a confidence interval); `~` marks a value without bounds."
+        )
         return "\n".join(lines) + "\n"
 
     def __rich_console__(self, console: Any, options: Any) -> Any:
@@ -323,12 +366,13 @@ class Report:
 
         t = Table(title="streameval report", show_header=True, header_style="bold")
         t.add_column("metric")
-        t.add_column("value [lower, upper]", overflow="fold")
+        t.add_column("value [binning bounds]", overflow="fold")
         for label, text in self.rows():
             t.add_row(label, text)
         yield t
         if self.confusion:
-            ct = Table(title="confusion at thresholds (positive iff score >= threshold)", header_style="bold")
+            rule = self.provenance.get("positive_if", ">=")
+            ct = Table(title=f"confusion at thresholds (positive iff score {rule} threshold)", header_style="bold")
             for name in ("threshold", *_CONFUSION_COLUMNS):
                 ct.add_column(name, justify="right")
             for row in self.confusion_rows():

@@ -17,6 +17,7 @@ import contextlib
 import itertools
 import math
 import os
+from dataclasses import replace
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Iterable
 
@@ -415,48 +416,117 @@ class BinarySketch:
         """Trapezoidal area under the PR curve (optimistic); see :func:`streameval.metrics.auc.pr_auc`."""
         return auc.pr_auc(self.table(), method)
 
-    def roc_curve(self, drop_intermediate: bool = True) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """``(fpr, tpr, thresholds)``; see :func:`streameval.metrics.curves.roc_curve`."""
-        return curves.roc_curve(self.table(), drop_intermediate)
+    def _curve_thresholds(self, out: tuple[np.ndarray, np.ndarray, np.ndarray], positive_if: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        if thresholds.check_rule(positive_if) == ">":
+            return out[0], out[1], self.table().strict_thresholds(out[2])
+        return out
 
-    def precision_recall_curve(self, drop_intermediate: bool = False) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """``(precision, recall, thresholds)``; see :func:`streameval.metrics.curves.precision_recall_curve`."""
-        return curves.precision_recall_curve(self.table(), drop_intermediate)
+    def roc_curve(self, drop_intermediate: bool = True, *, positive_if: str = ">=") -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``(fpr, tpr, thresholds)``; see :func:`streameval.metrics.curves.roc_curve`.
 
-    def det_curve(self, drop_intermediate: bool = False) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """``(fpr, fnr, thresholds)``; see :func:`streameval.metrics.curves.det_curve`."""
-        return curves.det_curve(self.table(), drop_intermediate)
+        With ``positive_if=">"`` the thresholds are stated for the rule ``score > threshold`` (the
+        same points; each threshold is the largest score left out).
+        """
+        return self._curve_thresholds(curves.roc_curve(self.table(), drop_intermediate), positive_if)
 
-    def confusion(self, threshold: float) -> Confusion:
-        """Confusion counts and rates at ``threshold`` (positive iff ``score >= threshold``).
+    def precision_recall_curve(self, drop_intermediate: bool = False, *, positive_if: str = ">=") -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``(precision, recall, thresholds)``; see :func:`streameval.metrics.curves.precision_recall_curve`.
 
-        Exact unless the threshold falls inside a bin whose scores straddle it; then the counts
-        are those of the nearest exact threshold, with an :class:`InexactThresholdWarning` and the
-        bounds at the requested threshold (see :class:`Confusion`).
+        ``positive_if`` as for :meth:`roc_curve`.
+        """
+        return self._curve_thresholds(curves.precision_recall_curve(self.table(), drop_intermediate), positive_if)
+
+    def det_curve(self, drop_intermediate: bool = False, *, positive_if: str = ">=") -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``(fpr, fnr, thresholds)``; see :func:`streameval.metrics.curves.det_curve`.
+
+        ``positive_if`` as for :meth:`roc_curve`.
+        """
+        return self._curve_thresholds(curves.det_curve(self.table(), drop_intermediate), positive_if)
+
+    def confusion(self, threshold: float, *, positive_if: str = ">=") -> Confusion:
+        """Confusion counts and rates at ``threshold``.
+
+        Parameters
+        ----------
+        threshold : float
+            The decision threshold, in score units.
+        positive_if : {">=", ">"}, default ">="
+            A row is predicted positive iff ``score >= threshold`` (scikit-learn's convention) or
+            ``score > threshold``. Both are exact: ``score > t`` is ``score >= nextafter(t, inf)``.
+
+        Returns
+        -------
+        Confusion
+            Exact unless the threshold falls inside a bin whose scores straddle it; then the
+            counts are those of the nearest exact threshold, with an
+            :class:`InexactThresholdWarning` and the bounds at the requested threshold.
+
+        Raises
+        ------
+        ValueError
+            If ``threshold`` is NaN or ``positive_if`` is not one of the two rules.
         """
         t = float(threshold)
-        key = int(self.grid.bin_index(np.array([t]))[0]) if not math.isnan(t) else -1
-        return confusion_at(self.table(), key, t)
+        if math.isnan(t):
+            raise ValueError("threshold must be a number, got NaN")
+        strict = thresholds.check_rule(positive_if) == ">"
+        t_ge = float(np.nextafter(t, np.inf)) if strict else t
+        key = int(self.grid.bin_index(np.array([t_ge]))[0])
+        c = confusion_at(self.table(), key, t_ge)
+        if not strict:
+            return c
+        snapped = c.threshold if not c.exact else t
+        if not c.exact:
+            snapped = float(self.table().strict_thresholds([c.threshold])[0])
+        return replace(c, threshold=snapped, requested_threshold=t, positive_if=">")
 
-    def equal_error_rate(self) -> ThresholdResult:
-        """EER and its threshold; see :func:`streameval.metrics.thresholds.equal_error_rate`."""
-        return thresholds.equal_error_rate(self.table())
+    def _rule(self, r: ThresholdResult, positive_if: str) -> ThresholdResult:
+        return thresholds.strict_result(self.table(), r) if thresholds.check_rule(positive_if) == ">" else r
 
-    def ks_statistic(self) -> ThresholdResult:
-        """KS statistic ``max(TPR - FPR)`` and its threshold; see :func:`streameval.metrics.thresholds.ks_statistic`."""
-        return thresholds.ks_statistic(self.table())
+    def equal_error_rate(self, *, positive_if: str = ">=") -> ThresholdResult:
+        """EER and its threshold; see :func:`streameval.metrics.thresholds.equal_error_rate`.
+
+        ``positive_if`` states the returned threshold for the rule ``>=`` or ``>`` (same rows).
+        """
+        return self._rule(thresholds.equal_error_rate(self.table()), positive_if)
+
+    def ks_statistic(self, *, positive_if: str = ">=") -> ThresholdResult:
+        """KS statistic ``max(TPR - FPR)`` and its threshold; see :func:`streameval.metrics.thresholds.ks_statistic`.
+
+        ``positive_if`` states the returned threshold for the rule ``>=`` or ``>`` (same rows).
+        """
+        return self._rule(thresholds.ks_statistic(self.table()), positive_if)
 
     def best_threshold(
-        self, metric: str = "f1", *, beta: float = 1.0, cost_fp: float = 1.0, cost_fn: float = 1.0
+        self,
+        metric: str = "f1",
+        *,
+        beta: float = 1.0,
+        cost_fp: float = 1.0,
+        cost_fn: float = 1.0,
+        positive_if: str = ">=",
     ) -> ThresholdResult:
-        """Threshold maximizing ``metric``; see :func:`streameval.metrics.thresholds.best_threshold`."""
-        return thresholds.best_threshold(self.table(), metric, beta=beta, cost_fp=cost_fp, cost_fn=cost_fn)
+        """Threshold maximizing ``metric``; see :func:`streameval.metrics.thresholds.best_threshold`.
+
+        ``positive_if`` states the returned threshold for the rule ``>=`` or ``>`` (same rows).
+        """
+        r = thresholds.best_threshold(self.table(), metric, beta=beta, cost_fp=cost_fp, cost_fn=cost_fn)
+        return self._rule(r, positive_if)
 
     def threshold_at(
-        self, *, precision: float | None = None, recall: float | None = None, fpr: float | None = None
+        self,
+        *,
+        precision: float | None = None,
+        recall: float | None = None,
+        fpr: float | None = None,
+        positive_if: str = ">=",
     ) -> ThresholdResult | None:
-        """Threshold reaching a target; see :func:`streameval.metrics.thresholds.threshold_at`."""
-        return thresholds.threshold_at(self.table(), precision=precision, recall=recall, fpr=fpr)
+        """Threshold reaching a target; see :func:`streameval.metrics.thresholds.threshold_at`.
+
+        ``positive_if`` states the returned threshold for the rule ``>=`` or ``>`` (same rows).
+        """
+        r = thresholds.threshold_at(self.table(), precision=precision, recall=recall, fpr=fpr)
+        return None if r is None else self._rule(r, positive_if)
 
     def top_k(self, k: float) -> TopK:
         """Precision/recall/lift of the ``k`` top-scored rows; see :func:`streameval.metrics.thresholds.top_k`."""

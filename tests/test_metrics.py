@@ -334,10 +334,14 @@ def test_probability_metrics_continuous_exact():
         sk.log_loss(eps=1e-7)
 
 
-def test_probability_metrics_outside_unit_interval_are_nan():
-    sk = sketch_of(np.array([0, 1]), np.array([-0.5, 2.0]))
-    with pytest.warns(Warning, match="outside"):
-        assert np.isnan(sk.log_loss())
+def test_probability_metrics_outside_unit_interval_raise_as_scikit_learn():
+    y, s = np.array([0, 1]), np.array([-0.5, 2.0])
+    sk = sketch_of(y, s)
+    for metric, reference in ((sk.log_loss, skm.log_loss), (sk.brier_score, skm.brier_score_loss)):
+        with pytest.raises(ValueError):
+            reference(y, s)
+        with pytest.raises(ValueError, match="outside"):
+            metric()
     with pytest.raises(ValueError):
         sk.calibration_curve()
 

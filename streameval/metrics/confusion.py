@@ -35,7 +35,8 @@ def _ratio(num: float, den: float, name: str, zero: float = 0.0) -> float:
 
 @dataclass(frozen=True)
 class Confusion:
-    """Weighted confusion counts at one threshold (positive iff ``score >= threshold``).
+    """Weighted confusion counts at one threshold (positive iff ``score >= threshold``, or
+    ``score > threshold`` when ``positive_if == ">"``).
 
     Attributes
     ----------
@@ -68,6 +69,7 @@ class Confusion:
     exact: bool = True
     tp_bounds: tuple[float, float] = field(default=(math.nan, math.nan))
     fp_bounds: tuple[float, float] = field(default=(math.nan, math.nan))
+    positive_if: str = ">="
 
     # -- totals ------------------------------------------------------------------------------
     @property
@@ -153,13 +155,17 @@ class Confusion:
     def f_beta(self, beta: float) -> float:
         """F-beta score ``(1 + b^2) tp / ((1 + b^2) tp + b^2 fn + fp)`` (van Rijsbergen 1979).
 
+        ``beta=0`` is precision and ``beta=inf`` is recall (the limits), as in scikit-learn.
+
         Raises
         ------
         ValueError
             If ``beta`` is negative.
         """
-        if beta < 0:
-            raise ValueError(f"beta must be >= 0, got {beta!r}")
+        if not beta >= 0:
+            raise ValueError(f"beta must be >= 0 (inf for recall), got {beta!r}")
+        if math.isinf(beta):  # the limit: F-beta -> recall (scikit-learn's fbeta_score does the same)
+            return _ratio(self.tp, self.positives, "F-score")
         b2 = beta * beta
         return _ratio((1 + b2) * self.tp, (1 + b2) * self.tp + b2 * self.fn + self.fp, "F-score")
 
@@ -225,6 +231,7 @@ class Confusion:
         out: dict[str, Any] = {
             "threshold": self.threshold,
             "requested_threshold": self.requested_threshold,
+            "positive_if": self.positive_if,
             "exact": self.exact,
             "tp": self.tp, "fp": self.fp, "fn": self.fn, "tn": self.tn,
         }

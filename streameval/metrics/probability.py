@@ -47,14 +47,11 @@ class ProbabilitySums:
 
 
 def _check(sums: ProbabilitySums, what: str) -> bool:
-    if sums.n_outside:
-        warnings.warn(
-            f"{sums.n_outside} score(s) lie outside [0, 1]; {what} is defined for probabilities "
-            "only, returning NaN",
-            UndefinedMetricWarning,
-            stacklevel=4,
+    if sums.n_outside:  # scikit-learn raises too: these scores are not probabilities
+        raise ValueError(
+            f"{sums.n_outside} score(s) lie outside [0, 1]; {what} is defined for probabilities only "
+            "(for logits, apply a sigmoid before evaluating)"
         )
-        return False
     if sums.weight <= 0:
         warnings.warn(f"no rows; {what} is undefined, returning NaN", UndefinedMetricWarning, stacklevel=4)
         return False

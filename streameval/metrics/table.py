@@ -110,6 +110,28 @@ class BinTable:
         """Bins holding a single score value (all their rows tied)."""
         return np.asarray(self.lo == self.hi, dtype=bool)
 
+    @cached_property
+    def _maxima(self) -> FloatArray:
+        """Every class's largest score per bin, ascending (the known scores below any threshold)."""
+        m = np.concatenate([self.pos_max, self.neg_max])
+        return np.sort(m[np.isfinite(m)])
+
+    def strict_thresholds(self, thresholds: npt.ArrayLike) -> FloatArray:
+        """The ``score > x`` form of exact ``score >= t`` thresholds: ``x`` = the largest score below ``t``.
+
+        For a threshold ``t`` that splits no bin (every threshold the metrics return), no score lies
+        in ``(x, t)``, so ``score > x`` selects exactly the rows ``score >= t`` does. ``t = +inf``
+        (nothing positive) becomes the largest score; a ``t`` with no score below it becomes the
+        float just below ``t``.
+        """
+        t = np.asarray(thresholds, dtype=np.float64)
+        m = self._maxima
+        i = np.searchsorted(m, t, side="left") - 1
+        below = np.nextafter(t, -np.inf)
+        if m.size == 0:
+            return below
+        return np.where(i >= 0, m[np.clip(i, 0, None)], below)
+
     def lower_path(self) -> npt.NDArray[np.int8]:
         """Per bin, the lowest ROC path the bin's rows can trace (see :func:`path_kind`)."""
         both = (self.pos > 0) & (self.neg > 0)

@@ -9,7 +9,7 @@ inside a bin; the quantities that can be bounded (EER, KS, top-k) say so with an
 from __future__ import annotations
 
 import warnings
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Callable
 
 import numpy as np
@@ -29,7 +29,37 @@ __all__ = [
     "top_k",
     "r_precision",
     "OBJECTIVES",
+    "RULES",
+    "check_rule",
+    "strict_result",
 ]
+
+RULES = (">=", ">")
+"""Threshold rules: positive iff ``score >= t`` (scikit-learn's, the default) or ``score > t``."""
+
+
+def check_rule(positive_if: str) -> str:
+    """Validate a threshold rule.
+
+    Raises
+    ------
+    ValueError
+        If ``positive_if`` is not ``">="`` or ``">"``.
+    """
+    if positive_if not in RULES:
+        raise ValueError(f"positive_if must be '>=' or '>', got {positive_if!r}")
+    return positive_if
+
+
+def strict_result(t: BinTable, r: "ThresholdResult") -> "ThresholdResult":
+    """``r`` restated for the rule ``score > threshold`` (the same rows predicted positive).
+
+    Every threshold the searches return is exact (splits no bin), so the ``>`` threshold is the
+    largest score below it (:meth:`BinTable.strict_thresholds`) and the counts do not change.
+    """
+    x = float(t.strict_thresholds([r.threshold])[0])
+    conf = replace(r.confusion, threshold=x, requested_threshold=x, positive_if=">")
+    return replace(r, threshold=x, confusion=conf)
 
 
 @dataclass(frozen=True)
@@ -39,7 +69,8 @@ class ThresholdResult:
     Attributes
     ----------
     threshold : float
-        Predict positive iff ``score >= threshold``.
+        Predict positive iff ``score >= threshold`` (``score > threshold`` when
+        ``confusion.positive_if == ">"``).
     value : Estimate
         The quantity (EER, KS, the objective); an interval when it is not exact.
     confusion : Confusion
@@ -145,10 +176,14 @@ def _objective_arrays(
         tpr = tp / P if P > 0 else np.full_like(tp, np.nan)
         tnr = tn / N if N > 0 else np.full_like(tp, np.nan)
         b2 = beta * beta
+        if np.isinf(beta):  # F-beta -> recall as beta -> inf
+            f_beta = np.where(P > 0, tpr, 0.0)
+        else:
+            f_beta = np.where((1 + b2) * tp + b2 * fn + fp > 0, (1 + b2) * tp / ((1 + b2) * tp + b2 * fn + fp), 0.0)
         den_mcc = np.sqrt((tp + fp) * (tp + fn) * (tn + fp) * (tn + fn))
         return {
             "f1": np.where(2 * tp + fp + fn > 0, 2 * tp / (2 * tp + fp + fn), 0.0),
-            "f_beta": np.where((1 + b2) * tp + b2 * fn + fp > 0, (1 + b2) * tp / ((1 + b2) * tp + b2 * fn + fp), 0.0),
+            "f_beta": f_beta,
             "accuracy": (tp + tn) / total,
             "balanced_accuracy": 0.5 * (tpr + tnr),
             "mcc": np.where(den_mcc > 0, (tp * tn - fp * fn) / den_mcc, 0.0),
@@ -183,6 +218,8 @@ def best_threshold(
     """
     if metric not in OBJECTIVES:
         raise ValueError(f"unknown metric {metric!r}; choose one of {', '.join(OBJECTIVES)}")
+    if not beta >= 0:
+        raise ValueError(f"beta must be >= 0 (inf for recall), got {beta!r}")
     if t.P + t.N <= 0:
         raise ValueError("the sketch is empty")
     tp, fp, thr = _curve(t)
