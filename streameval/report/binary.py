@@ -22,9 +22,9 @@ import warnings
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
-from .errors import InexactThresholdWarning, UndefinedMetricWarning
-from .metrics.estimate import Estimate
-from .sketch import BinarySketch
+from ..errors import InexactThresholdWarning, UndefinedMetricWarning
+from ..metrics.estimate import Estimate
+from ..sketch import BinarySketch
 
 __all__ = ["Report", "SCHEMA_VERSION", "METRIC_LABELS"]
 
@@ -264,7 +264,7 @@ class Report:
         -------
         Report
         """
-        from . import __version__
+        from .. import __version__
 
         metrics, confusion, notes = compute_metrics(sketch, thresholds, positive_if=positive_if)
         prov = dict(provenance or {})

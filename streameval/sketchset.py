@@ -1,0 +1,538 @@
+"""SketchSet: one binary sketch per key (window, slice values...), built in one pass, all on one grid.
+
+Monitoring asks the same question of many groups at once: AUC per country per day, per model
+version per hour. A :class:`SketchSet` answers them from one read: each chunk's rows are grouped
+by key and binned into per-group histograms. Keys are tuples of plain Python values named by
+``key_names`` (a window start first, when there is one); a null key value is a group of its own.
+
+State is one sorted table of *cells*, ``(group, bin, class) -> [weight, min, max, score_sum]``,
+with class 0/1 for labelled negatives/positives and 2 for rows whose label has not arrived yet.
+Rows are grouped by sorting (vectorized, no per-group Python work), and memory is proportional to
+occupied cells, not to groups x grid bins: 30,000 groups cost what their rows occupy. A group's
+:class:`~streameval.BinarySketch` is materialized on demand from its cells, so every binary
+metric, curve and interval applies per group unchanged.
+
+Unlabelled rows (null label: the label arrives days later) keep their score histogram, so score
+drift and estimated performance are available before the labels, and exact metrics after.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Callable, Iterator, Mapping, Sequence
+
+import numpy as np
+import numpy.typing as npt
+
+from . import kernels
+from .errors import IncompatibleGridError, InputError, InputTypeError, UsageError
+from .grid import DEFAULT_GRID, Grid
+from .inputs import LabelEncoder, as_1d_array, clean_scores, clean_weights
+from .sketch import BinarySketch, _merge_labels, _plain
+
+__all__ = ["SketchSet", "DEFAULT_MAX_GROUPS", "UNLABELLED"]
+
+DEFAULT_MAX_GROUPS = 1_000_000
+"""Most groups a SketchSet holds unless ``max_groups`` says otherwise (each costs its occupied cells)."""
+UNLABELLED = 2
+"""The cell class of rows whose label is null (not arrived yet)."""
+
+_INT = ("n_rows", "n_nan", "n_zero_weight", "n_outside", "n_unlabelled")
+_FLOAT = ("prob_weight", "brier_sum", "log_loss_sum")
+_CONSOLIDATE_CELLS = 1 << 21
+Key = tuple[Any, ...]
+
+
+class SketchSet:
+    """Binary sketches keyed by (window, slice values...), on one grid, built in one pass.
+
+    Parameters
+    ----------
+    key_names : sequence of str
+        Names of the key's parts, e.g. ``("window", "country")``. May be empty (one group).
+    grid : Grid, optional
+        The grid of every sketch; default :data:`streameval.DEFAULT_GRID`.
+    pos_label : scalar, optional
+        The positive label value, as for :class:`~streameval.BinarySketch`.
+    max_groups : int, default 1,000,000
+        Refuse to create more groups than this (a slice column with a value per row would
+        otherwise make one group per row).
+
+    Examples
+    --------
+    >>> import numpy as np, streameval
+    >>> ss = streameval.SketchSet(["country"])
+    >>> ss.update({"country": ["fr", "fr", "de", "de"]}, [0, 1, 0, 1], [0.2, 0.7, 0.6, 0.4])
+    SketchSet(key_names=('country',), groups=2, rows=4)
+    >>> float(ss.sketch(("fr",)).roc_auc()), float(ss.sketch(("de",)).roc_auc())
+    (1.0, 0.0)
+    """
+
+    def __init__(
+        self,
+        key_names: Sequence[str],
+        grid: Grid | None = None,
+        *,
+        pos_label: Any = None,
+        max_groups: int = DEFAULT_MAX_GROUPS,
+    ) -> None:
+        if isinstance(key_names, str):
+            key_names = (key_names,)
+        self.key_names: tuple[str, ...] = tuple(str(k) for k in key_names)
+        if len(set(self.key_names)) != len(self.key_names):
+            raise UsageError(f"key names must be distinct, got {self.key_names}")
+        self.grid: Grid = DEFAULT_GRID if grid is None else grid
+        if not isinstance(self.grid, Grid):
+            raise InputTypeError(f"grid must be a streameval Grid, got {type(self.grid).__name__}")
+        if isinstance(max_groups, bool) or not isinstance(max_groups, int) or max_groups < 1:
+            raise UsageError(f"max_groups must be a positive integer, got {max_groups!r}")
+        self.max_groups = max_groups
+        self._labels = LabelEncoder(pos_label=_plain(pos_label))
+        self._keys: list[Key] = []
+        self._index: dict[Key, int] = {}
+        self._code = np.empty(0, dtype=np.int64)  # sorted, unique: (group * n_bins + bin) * 3 + class
+        self._cell = np.empty((0, 4), dtype=np.float64)
+        self._pending: list[tuple[np.ndarray, np.ndarray]] = []
+        self._pending_cells = 0
+        self._ints = np.zeros((len(_INT), 0), dtype=np.int64)
+        self._floats = np.zeros((len(_FLOAT), 0), dtype=np.float64)
+        self.weighted = False
+
+    # -- groups -------------------------------------------------------------------------------
+    def __len__(self) -> int:
+        return len(self._keys)
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._index
+
+    def keys(self) -> list[Key]:
+        """The group keys, in order of first appearance."""
+        return list(self._keys)
+
+    @property
+    def n_rows(self) -> int:
+        """Rows passed to :meth:`update`, in all groups."""
+        return int(self._ints[0].sum())
+
+    def _group(self, key: Key) -> int:
+        gid = self._index.get(key)
+        if gid is None:
+            if len(self._keys) >= self.max_groups:
+                raise InputError(
+                    f"more than {self.max_groups:,} groups of {', '.join(self.key_names) or 'rows'} "
+                    f"(the newest is {key!r}); a slice column with very many values (an id?) makes a "
+                    "group per value: slice by a coarser column, or raise max_groups (--max-groups)"
+                )
+            gid = len(self._keys)
+            self._keys.append(key)
+            self._index[key] = gid
+            if gid >= self._ints.shape[1]:
+                cap = max(16, 2 * self._ints.shape[1])
+                self._ints = np.pad(self._ints, ((0, 0), (0, cap - self._ints.shape[1])))
+                self._floats = np.pad(self._floats, ((0, 0), (0, cap - self._floats.shape[1])))
+        return gid
+
+    def _group_ids(self, keys: Mapping[str, Any] | Sequence[Any], n: int) -> npt.NDArray[np.int64]:
+        """Group index of every row, creating groups for new keys."""
+        import pyarrow as pa
+
+        if isinstance(keys, Mapping):
+            missing = [k for k in self.key_names if k not in keys]
+            if missing:
+                raise InputError(f"key column(s) {missing} not given; this set is keyed by {list(self.key_names)}")
+            columns = [keys[k] for k in self.key_names]
+        else:
+            columns = list(keys)
+            if len(columns) != len(self.key_names):
+                raise InputError(f"got {len(columns)} key columns for key names {list(self.key_names)}")
+        if not columns:
+            return np.full(n, self._group(()), dtype=np.int64)
+        codes = np.zeros(n, dtype=np.int64)
+        radix = 1
+        values: list[list[Any]] = []
+        for name, col in zip(self.key_names, columns):
+            arr = _as_arrow(col, name)
+            if len(arr) != n:
+                raise InputError(f"key column {name!r} has {len(arr)} rows but the scores have {n}")
+            enc = arr.dictionary_encode(null_encoding="encode") if not pa.types.is_dictionary(arr.type) else arr
+            idx = np.asarray(enc.indices.fill_null(len(enc.dictionary)).to_numpy(zero_copy_only=False), dtype=np.int64)
+            vals = [_plain(v) for v in enc.dictionary.to_pylist()] + [None]
+            values.append(vals)
+            if radix > (1 << 62) // max(len(vals), 1):
+                codes, radix, values = _compress_codes(codes, radix, values)
+            codes += idx * radix
+            radix *= len(vals)
+        uniq, inverse = np.unique(codes, return_inverse=True)
+        gmap = np.empty(uniq.shape[0], dtype=np.int64)
+        for j, c in enumerate(uniq.tolist()):
+            key: list[Any] = []
+            for vals in values:
+                v = vals[c % len(vals)]
+                key.extend(v) if isinstance(vals, _Tuples) else key.append(v)
+                c //= len(vals)
+            gmap[j] = self._group(tuple(key))
+        return gmap[inverse.reshape(-1)]
+
+    # -- update -------------------------------------------------------------------------------
+    def update(
+        self,
+        keys: Mapping[str, Any] | Sequence[Any],
+        y_true: Any,
+        y_score: Any,
+        sample_weight: Any = None,
+        *,
+        nan_policy: str = "raise",
+        require_labels: bool = False,
+    ) -> "SketchSet":
+        """Add a chunk of rows to their groups.
+
+        Parameters
+        ----------
+        keys : mapping of key name -> array-like of shape (n,), or a sequence in ``key_names`` order
+            The key value of every row (NumPy, Arrow, Polars, pandas or lists). Nulls are a group.
+        y_true : array-like of shape (n,)
+            Labels as for :meth:`BinarySketch.update`; a null (None, NaN, Arrow null) is a label
+            that has not arrived: the row is counted as unlabelled and its score kept.
+        y_score : array-like of shape (n,)
+        sample_weight : array-like of shape (n,), optional
+        nan_policy : {"raise", "skip"}
+            NaN/null scores raise, or are skipped and counted per group.
+        require_labels : bool, default False
+            Refuse null labels (one-off evaluation) instead of counting them as unlabelled.
+
+        Returns
+        -------
+        SketchSet
+            ``self``.
+
+        Raises
+        ------
+        InputError
+            As :meth:`BinarySketch.update`, plus keys of the wrong length, too many groups, or a
+            null label with ``require_labels=True``. The set is unchanged on error, except that
+            groups seen in the chunk may have been created (empty).
+        """
+        if nan_policy not in ("raise", "skip"):
+            raise UsageError(f"nan_policy must be 'raise' or 'skip', got {nan_policy!r}")
+        offset = self.n_rows
+        y = as_1d_array(y_true, "y_true")
+        s = as_1d_array(y_score, "y_score")
+        n = s.shape[0]
+        if y.shape[0] != n:
+            raise InputError(f"y_true has {y.shape[0]} rows but y_score has {n}")
+        scores, _ = clean_scores(s, offset, nan_policy)
+        scores = scores.astype(np.float64, copy=False)
+        null = _null_labels(y)
+        if null.any() and require_labels:
+            first = int(np.argmax(null))
+            raise InputError(
+                f"y_true has {int(null.sum())} null label(s), first at row {offset + first}; labels are "
+                "required here (drop require_labels / --require-labels to count such rows as unlabelled)"
+            )
+        encoder = LabelEncoder(self._labels.pos_label, self._labels.neg_label)
+        cls = np.full(n, UNLABELLED, dtype=np.int64)
+        if (~null).any():
+            where = np.flatnonzero(~null)
+            cls[where] = encoder.encode(y[where], offset)
+        weighted = sample_weight is not None
+        w = clean_weights(as_1d_array(sample_weight, "sample_weight"), n, offset) if weighted else np.ones(n)
+        gid = self._group_ids(keys, n)
+        self._labels = encoder
+        self.weighted = self.weighted or weighted
+        self._count(gid, scores, cls, w, weighted)
+        keep = ~np.isnan(scores) & (w > 0)
+        if keep.any():
+            g, s_k, c_k, w_k = gid[keep], scores[keep], cls[keep], w[keep]
+            bins = np.empty(s_k.shape[0], dtype=np.int64)
+            kernels.bin_indices(*self.grid.kernel_params(), s_k, bins)
+            code = (g * self.grid.n_bins + bins) * 3 + c_k
+            self._pending.append(_cells(code, s_k, w_k))
+            self._pending_cells += self._pending[-1][0].shape[0]
+            if self._pending_cells > max(_CONSOLIDATE_CELLS, self._code.shape[0]):
+                self._consolidate()
+        return self
+
+    def _count(self, gid: np.ndarray, s: np.ndarray, cls: np.ndarray, w: np.ndarray, weighted: bool) -> None:
+        size = self._ints.shape[1]
+
+        def add(values: Any) -> np.ndarray:
+            return np.bincount(gid, weights=values, minlength=size)[:size]
+
+        nan = np.isnan(s)
+        labelled = (cls != UNLABELLED) & ~nan & (w > 0)
+        inside = labelled & (s >= 0) & (s <= 1)
+        self._ints[0] += np.bincount(gid, minlength=size)[:size]
+        self._ints[1] += add(nan).astype(np.int64)
+        self._ints[2] += add((w == 0) if weighted else np.zeros(gid.shape[0])).astype(np.int64)
+        self._ints[3] += add(labelled & ~inside).astype(np.int64)
+        self._ints[4] += add(cls == UNLABELLED).astype(np.int64)
+        wi = np.where(inside, w, 0.0)
+        p = np.where(cls == 1, s, 1.0 - s)
+        p = np.clip(np.where(inside, p, 1.0), kernels.LOG_LOSS_EPS, 1.0 - kernels.LOG_LOSS_EPS)
+        d = np.where(inside, 1.0 - np.where(cls == 1, s, 1.0 - s), 0.0)
+        self._floats[0] += add(wi)
+        self._floats[1] += add(wi * d * d)
+        self._floats[2] += add(-wi * np.log(p))
+
+    def _consolidate(self) -> None:
+        if not self._pending:
+            return
+        code = np.concatenate([self._code, *(c for c, _ in self._pending)])
+        cell = np.concatenate([self._cell, *(v for _, v in self._pending)])
+        self._code, self._cell = _reduce(code, cell)
+        self._pending, self._pending_cells = [], 0
+
+    # -- reading ------------------------------------------------------------------------------
+    def _group_cells(self, gid: int) -> tuple[np.ndarray, np.ndarray]:
+        self._consolidate()
+        span = 3 * self.grid.n_bins
+        a, b = np.searchsorted(self._code, [gid * span, (gid + 1) * span])
+        return self._code[a:b] - gid * span, self._cell[a:b]
+
+    def _gid(self, key: Key | Any) -> int:
+        key = key if isinstance(key, tuple) else (key,)
+        if key not in self._index:
+            raise KeyError(f"no group {key!r}; groups are keyed by {list(self.key_names)}")
+        return self._index[key]
+
+    def sketch(self, key: Key | Any) -> BinarySketch:
+        """The labelled rows of one group as a :class:`~streameval.BinarySketch`.
+
+        Raises
+        ------
+        KeyError
+            If there is no such group.
+        """
+        gid = self._gid(key)
+        code, cell = self._group_cells(gid)
+        labelled = (code % 3) != UNLABELLED
+        return self._binary(code[labelled], cell[labelled], gid)
+
+    def _binary(self, code: np.ndarray, cell: np.ndarray, gid: int | None) -> BinarySketch:
+        bins = code // 3
+        keys = np.unique(bins)
+        values = kernels.empty_values(keys.shape[0])
+        values[np.searchsorted(keys, bins), code % 3] = cell
+        out = BinarySketch(self.grid)
+        out._labels = LabelEncoder(self._labels.pos_label, self._labels.neg_label)
+        out._keys, out._values = keys, values
+        cols = slice(None) if gid is None else slice(gid, gid + 1)
+        ints, floats = self._ints[:, cols].sum(axis=1), self._floats[:, cols].sum(axis=1)
+        unlabelled = int(ints[4])
+        out.counters.update({"n_rows": int(ints[0]) - unlabelled, "n_nan": int(ints[1]),
+                             "n_zero_weight": int(ints[2]), "n_outside": int(ints[3]),
+                             "prob_weight": float(floats[0]), "brier_sum": float(floats[1]),
+                             "log_loss_sum": float(floats[2]), "weighted": self.weighted})
+        return out
+
+    def overall(self) -> BinarySketch:
+        """All labelled rows of all groups in one sketch."""
+        self._consolidate()
+        span = 3 * self.grid.n_bins
+        code = self._code % span
+        keep = (code % 3) != UNLABELLED
+        code, cell = _reduce(code[keep], self._cell[keep])
+        return self._binary(code, cell, None)
+
+    def score_histogram(self, key: Key | Any, *, labelled: bool | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """``(bins, weight)`` of one group's scores, for drift: bins ascending, weights per bin.
+
+        ``labelled=None`` counts every row, True only labelled rows, False only unlabelled ones.
+        """
+        code, cell = self._group_cells(self._gid(key))
+        cls = code % 3
+        keep = np.ones(code.shape[0], bool) if labelled is None else ((cls != UNLABELLED) == labelled)
+        bins, inverse = np.unique(code[keep] // 3, return_inverse=True)
+        return bins, np.bincount(inverse.reshape(-1), weights=cell[keep, 0], minlength=bins.shape[0])
+
+    def unlabelled_estimate(self, key: Key | Any) -> BinarySketch:
+        """Estimated performance of a group's unlabelled rows, assuming calibrated scores.
+
+        Confidence-based performance estimation (CBPE, as NannyML names it): a row scored ``p``
+        counts as ``p`` of a positive and ``1 - p`` of a negative, so each bin holds an expected
+        positive weight equal to its score sum. Every metric of the returned sketch (AUC,
+        confusion counts and rates at a threshold) is then the expected value under the
+        assumption that the scores are calibrated probabilities; it is an estimate, not a
+        measurement, and wrong when that assumption is.
+
+        Raises
+        ------
+        ValueError
+            If an unlabelled score lies outside [0, 1] (not a probability).
+        """
+        gid = self._gid(key)
+        code, cell = self._group_cells(gid)
+        mine = (code % 3) == UNLABELLED
+        code, cell = code[mine], cell[mine]
+        if cell.shape[0] and (cell[:, 1].min() < 0 or cell[:, 2].max() > 1):
+            raise ValueError("estimated performance needs probabilities; some unlabelled scores lie outside [0, 1]")
+        bins = code // 3
+        values = kernels.empty_values(bins.shape[0])
+        pos = np.clip(cell[:, 3], 0.0, cell[:, 0])  # expected positive weight: the score sum
+        mean = cell[:, 3] / cell[:, 0]  # cells hold positive weight only
+        for c, weight in ((1, pos), (0, cell[:, 0] - pos)):
+            has = weight > 0
+            values[has, c, 0] = weight[has]
+            values[has, c, 1] = cell[has, 1]
+            values[has, c, 2] = cell[has, 2]
+            values[has, c, 3] = weight[has] * mean[has]
+        out = BinarySketch(self.grid)
+        occupied = (values[:, :, 0] > 0).any(axis=1)
+        out._keys, out._values = bins[occupied], values[occupied]
+        out.counters.update({"n_rows": int(self._ints[4, gid]), "weighted": True})
+        return out
+
+    def counts(self, key: Key | Any) -> dict[str, int | float]:
+        """A group's row counters: rows, NaN scores, zero weights, unlabelled rows, ..."""
+        gid = self._gid(key)
+        out: dict[str, int | float] = {name: int(self._ints[i, gid]) for i, name in enumerate(_INT)}
+        out.update({name: float(self._floats[i, gid]) for i, name in enumerate(_FLOAT)})
+        return out
+
+    def items(self) -> Iterator[tuple[Key, BinarySketch]]:
+        """``(key, sketch of its labelled rows)`` for every group."""
+        for key in self._keys:
+            yield key, self.sketch(key)
+
+    # -- merge and roll-up --------------------------------------------------------------------
+    def merge(self, other: "SketchSet") -> "SketchSet":
+        """A new set holding both sets' rows, group by group; the inputs are unchanged.
+
+        Raises
+        ------
+        IncompatibleGridError
+            If the grids differ.
+        InputError
+            If the key names or the positive classes differ.
+        """
+        return _remap([self, other], self.key_names, lambda k: k, self.max_groups)
+
+    def rollup(self, by: Sequence[str] | None = None, *, window: Callable[[Any], Any] | None = None) -> "SketchSet":
+        """Merge groups into coarser ones: keep only the key parts ``by``, and/or map the window.
+
+        Parameters
+        ----------
+        by : sequence of str, optional
+            Key names to keep, in this order (default: all). ``rollup([])`` merges every group.
+        window : callable, optional
+            Maps the first key part (a window start) to a coarser one, e.g. a day to its week.
+
+        Returns
+        -------
+        SketchSet
+            Exactly the set that grouping the same rows by the coarser key would have built.
+        """
+        names = self.key_names if by is None else tuple(by)
+        unknown = [n for n in names if n not in self.key_names]
+        if unknown:
+            raise UsageError(f"cannot roll up by {unknown}: the keys are {list(self.key_names)}")
+        pos = [self.key_names.index(n) for n in names]
+
+        def coarser(key: Key) -> Key:
+            if window is not None and key:
+                key = (window(key[0]), *key[1:])
+            return tuple(key[i] for i in pos)
+
+        return _remap([self], names, coarser, self.max_groups)
+
+    def __repr__(self) -> str:
+        return f"SketchSet(key_names={self.key_names}, groups={len(self)}, rows={self.n_rows})"
+
+
+def _remap(sets: Sequence[SketchSet], names: tuple[str, ...], key_of: Callable[[Key], Key], max_groups: int) -> SketchSet:
+    first = sets[0]
+    out = SketchSet(names, first.grid, max_groups=max_groups)
+    out._labels = LabelEncoder(first._labels.pos_label, first._labels.neg_label)
+    span = 3 * first.grid.n_bins
+    codes, cells = [], []
+    for s in sets:
+        if s.grid != first.grid:
+            raise IncompatibleGridError(f"cannot merge sketch sets on {s.grid.describe()} and {first.grid.describe()}")
+        if s.key_names != first.key_names:
+            raise InputError(f"cannot merge sketch sets keyed by {list(s.key_names)} and {list(first.key_names)}")
+        _merge_labels(out._labels, s._labels)
+        s._consolidate()
+        gmap = np.array([out._group(key_of(k)) for k in s._keys], dtype=np.int64)
+        size = out._ints.shape[1]
+        if gmap.size:
+            out._ints += np.stack([np.bincount(gmap, weights=r[: len(gmap)], minlength=size)[:size] for r in s._ints]).astype(np.int64)
+            out._floats += np.stack([np.bincount(gmap, weights=r[: len(gmap)], minlength=size)[:size] for r in s._floats])
+        g = s._code // span
+        codes.append(gmap[g] * span + s._code % span if g.size else s._code)
+        cells.append(s._cell)
+        out.weighted = out.weighted or s.weighted
+    out._code, out._cell = _reduce(np.concatenate(codes), np.concatenate(cells))
+    return out
+
+
+def _cells(code: np.ndarray, s: np.ndarray, w: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Cells ``[weight, min, max, score_sum]`` of rows with cell codes ``code``, sorted by code."""
+    order = np.argsort(code, kind="stable")
+    code, s, w = code[order], s[order], w[order]
+    starts = np.flatnonzero(np.r_[True, code[1:] != code[:-1]])
+    cell = np.empty((starts.shape[0], 4))
+    cell[:, 0] = np.add.reduceat(w, starts)
+    cell[:, 1] = np.minimum.reduceat(s, starts)
+    cell[:, 2] = np.maximum.reduceat(s, starts)
+    with np.errstate(over="ignore", invalid="ignore"):
+        cell[:, 3] = np.add.reduceat(w * s, starts)
+    return code[starts], cell
+
+
+def _reduce(code: np.ndarray, cell: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Combine cells with equal codes (weights and sums add, min/max combine), sorted by code."""
+    if code.shape[0] == 0:
+        return code.astype(np.int64), cell.reshape(0, 4)
+    order = np.argsort(code, kind="stable")
+    code, cell = code[order], cell[order]
+    starts = np.flatnonzero(np.r_[True, code[1:] != code[:-1]])
+    if starts.shape[0] == code.shape[0]:
+        return code, cell
+    out = np.empty((starts.shape[0], 4))
+    out[:, 0] = np.add.reduceat(cell[:, 0], starts)
+    out[:, 1] = np.minimum.reduceat(cell[:, 1], starts)
+    out[:, 2] = np.maximum.reduceat(cell[:, 2], starts)
+    out[:, 3] = np.add.reduceat(cell[:, 3], starts)
+    return code[starts], out
+
+
+def _compress_codes(codes: np.ndarray, radix: int, values: list[list[Any]]) -> tuple[np.ndarray, int, list[list[Any]]]:
+    """Renumber combined codes densely when the mixed radix would overflow int64."""
+    uniq, inverse = np.unique(codes, return_inverse=True)
+    combos = _Tuples()
+    for c in uniq.tolist():
+        parts: list[Any] = []
+        for vals in values:
+            v = vals[c % len(vals)]
+            parts.extend(v) if isinstance(vals, _Tuples) else parts.append(v)
+            c //= len(vals)
+        combos.append(tuple(parts))
+    # one synthetic key column whose values are the tuples so far
+    return inverse.reshape(-1).astype(np.int64), len(combos), [combos]
+
+
+class _Tuples(list):  # type: ignore[type-arg]
+    """Values of a combined key column: each is a tuple of several key parts (see _compress_codes)."""
+
+
+def _as_arrow(col: Any, name: str) -> Any:
+    import pyarrow as pa
+
+    if isinstance(col, pa.ChunkedArray):
+        return col.combine_chunks()
+    if isinstance(col, pa.Array):
+        return col
+    try:
+        if hasattr(col, "to_arrow"):  # Polars Series
+            return pa.array(col.to_arrow())
+        return pa.array(col, from_pandas=True)
+    except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError) as exc:
+        raise InputTypeError(f"key column {name!r} cannot be a group key: {exc}") from None
+
+
+def _null_labels(y: np.ndarray) -> npt.NDArray[np.bool_]:
+    if y.dtype.kind == "f":
+        return np.isnan(y)
+    if y.dtype.kind == "O":
+        return np.fromiter((v is None or (isinstance(v, float) and math.isnan(v)) for v in y), bool, y.shape[0])
+    return np.zeros(y.shape[0], dtype=bool)

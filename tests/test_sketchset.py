@@ -1,0 +1,177 @@
+"""SketchSet and SliceTable: every group equals scikit-learn on a pandas group-by of the same rows."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pytest
+from sklearn import metrics as skm
+
+from streameval import LinearGrid
+from streameval.errors import InputError
+from streameval.report import SliceTable
+from streameval.sketchset import SketchSet
+from streameval.windows import parse_window, window_starts
+
+
+def _frame(n: int = 30000, seed: int = 0, decimals: int | None = 3, unlabelled: float = 0.0) -> pd.DataFrame:
+    rng = np.random.default_rng(seed)
+    df = pd.DataFrame({
+        "country": rng.choice(["fr", "de", "us", None], n),
+        "model": rng.integers(0, 3, n),
+        "y": (rng.random(n) < 0.3).astype(float),
+        "w": rng.uniform(0.5, 2.0, n),
+    })
+    s = np.clip(rng.normal(0.4 + 0.2 * df.y, 0.2), 0, 1)
+    df["s"] = np.round(s, decimals) if decimals is not None else s
+    if unlabelled:
+        df.loc[rng.random(n) < unlabelled, "y"] = np.nan
+    return df
+
+
+def _key(k1, k2):
+    return (None if pd.isna(k1) else k1, int(k2))
+
+
+def _build(df: pd.DataFrame, chunk: int, weighted: bool = False, grid=None) -> SketchSet:
+    ss = SketchSet(["country", "model"], grid)
+    for i in range(0, len(df), chunk):
+        c = df.iloc[i:i + chunk]
+        ss.update({"country": c.country.values, "model": c.model.values}, c.y.values, c.s.values,
+                  c.w.values if weighted else None)
+    return ss
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+def test_every_group_equals_scikit_learn_on_discrete_scores(weighted):
+    df = _frame()
+    ss = _build(df, 7000, weighted)
+    assert len(ss) == 12 and ss.n_rows == len(df)
+    for (k1, k2), g in df.groupby(["country", "model"], dropna=False):
+        sk = ss.sketch(_key(k1, k2))
+        w = g.w if weighted else None
+        auc, ap = sk.roc_auc(), sk.average_precision()
+        assert auc.exact and auc.value == pytest.approx(skm.roc_auc_score(g.y, g.s, sample_weight=w), abs=1e-12)
+        assert ap.value == pytest.approx(skm.average_precision_score(g.y, g.s, sample_weight=w), abs=1e-12)
+        assert sk.log_loss() == pytest.approx(skm.log_loss(g.y, g.s, sample_weight=w), abs=1e-12)
+        assert sk.brier_score() == pytest.approx(skm.brier_score_loss(g.y, g.s, sample_weight=w), abs=1e-12)
+        c = sk.confusion(0.5)
+        tn, fp, fn, tp = skm.confusion_matrix(g.y, g.s >= 0.5, sample_weight=w).ravel()
+        assert (c.tp, c.fp, c.fn, c.tn) == pytest.approx((tp, fp, fn, tn), abs=1e-9)
+
+
+def test_continuous_scores_lie_inside_the_bounds_and_chunking_does_not_matter():
+    df = _frame(decimals=None, seed=1)
+    grid = LinearGrid(0, 1, 64)
+    a, b = _build(df, 30000, grid=grid), _build(df, 997, grid=grid)
+    for (k1, k2), g in df.groupby(["country", "model"], dropna=False):
+        sa, sb = a.sketch(_key(k1, k2)), b.sketch(_key(k1, k2))
+        ka, va = sa._compact()
+        kb, vb = sb._compact()
+        assert np.array_equal(ka, kb)
+        assert np.array_equal(va[:, :, :3], vb[:, :, :3])  # counts and min/max exactly
+        np.testing.assert_allclose(va[:, :, 3], vb[:, :, 3], rtol=1e-12)  # score sums: rounding
+        exact = skm.roc_auc_score(g.y, g.s)
+        e = sa.roc_auc()
+        assert e.lower - 1e-12 <= exact <= e.upper + 1e-12 and e.width > 0
+
+
+def test_merge_rollup_and_overall_equal_grouping_by_the_coarser_key():
+    df = _frame(seed=2)
+    half = len(df) // 2
+    a, b = _build(df.iloc[:half], 5000), _build(df.iloc[half:], 5000)
+    both = a.merge(b)
+    assert a.n_rows == half  # inputs unchanged
+    whole = _build(df, 5000)
+    for key in whole.keys():
+        (k1, v1), (k2, v2) = both.sketch(key)._compact(), whole.sketch(key)._compact()
+        assert np.array_equal(k1, k2) and np.array_equal(v1[:, :, :3], v2[:, :, :3])
+    by_country = whole.rollup(["country"])
+    assert sorted(by_country.keys(), key=str) == sorted([(k,) for k in (None, "de", "fr", "us")], key=str)
+    for k, g in df.groupby("country", dropna=False):
+        key = (None if pd.isna(k) else k,)
+        assert by_country.sketch(key).roc_auc().value == pytest.approx(skm.roc_auc_score(g.y, g.s), abs=1e-12)
+    assert whole.overall().roc_auc().value == pytest.approx(skm.roc_auc_score(df.y, df.s), abs=1e-12)
+    assert whole.rollup([]).sketch(()).roc_auc().value == pytest.approx(skm.roc_auc_score(df.y, df.s), abs=1e-12)
+
+
+def test_unlabelled_rows_are_counted_kept_and_estimated():
+    df = _frame(seed=3, unlabelled=0.25)
+    ss = _build(df, 8000)
+    for (k1, k2), g in df.groupby(["country", "model"], dropna=False):
+        key = _key(k1, k2)
+        lab = g[g.y.notna()]
+        counts = ss.counts(key)
+        assert counts["n_rows"] == len(g) and counts["n_unlabelled"] == g.y.isna().sum()
+        assert ss.sketch(key).roc_auc().value == pytest.approx(skm.roc_auc_score(lab.y, lab.s), abs=1e-12)
+        bins, weight = ss.score_histogram(key)
+        assert weight.sum() == len(g)
+        _, wu = ss.score_histogram(key, labelled=False)
+        assert wu.sum() == g.y.isna().sum()
+    with pytest.raises(InputError, match="null label"):
+        SketchSet(["c"]).update({"c": ["a", "b"]}, [1.0, np.nan], [0.2, 0.3], require_labels=True)
+
+
+def test_estimated_performance_matches_truth_on_calibrated_scores():
+    """CBPE: with calibrated scores the estimate is close to the measured value."""
+    rng = np.random.default_rng(4)
+    n = 200_000
+    p = 1 / (1 + np.exp(-rng.normal(-1, 1.5, n)))
+    y = (rng.random(n) < p).astype(float)
+    ss = SketchSet([]).update([], np.full(n, np.nan), p)  # labels not arrived yet
+    est = ss.unlabelled_estimate(())
+    truth = skm.roc_auc_score(y, p)
+    assert abs(est.roc_auc().value - truth) < 0.01
+    c, true_pred = est.confusion(0.5), p >= 0.5
+    assert abs(c.precision - y[true_pred].mean()) < 0.01
+    assert abs(c.tp - y[true_pred].sum()) / y[true_pred].sum() < 0.02
+
+
+def test_slice_table_is_tidy_and_agrees_with_group_by():
+    df = _frame(seed=5, unlabelled=0.1)
+    ss = _build(df, 10000)
+    t = SliceTable.from_sketchset(ss, thresholds=[0.5])
+    arrow = t.to_arrow()
+    assert arrow.num_rows == 12 and arrow.column_names == t.columns
+    assert t.to_polars().shape == (12, len(t.columns)) and len(t.to_pandas()) == 12
+    for row in t.rows:
+        g = df[(df.country.isna() if row["country"] is None else df.country == row["country"]) & (df.model == row["model"])]
+        lab = g[g.y.notna()]
+        assert row["n_rows"] == len(g) and row["n_labelled"] == len(lab)
+        assert row["roc_auc"] == pytest.approx(skm.roc_auc_score(lab.y, lab.s), abs=1e-12)
+        assert row["recall@0.5"] == pytest.approx(skm.recall_score(lab.y, lab.s >= 0.5), abs=1e-12)
+        assert row["est_roc_auc"] is not None
+    assert '"schema": "streameval.slices"' in t.to_json()
+    text = t.to_text(width=200, limit=4)
+    assert "12 rows; showing the 2 lowest and 2 highest by roc_auc" in text
+
+
+def test_one_class_slice_gives_null_not_an_error():
+    ss = SketchSet(["c"]).update({"c": ["a", "a", "b", "b"]}, [1, 1, 0, 1], [0.2, 0.3, 0.1, 0.9])
+    t = SliceTable.from_sketchset(ss)
+    row = {r["c"]: r for r in t.rows}
+    assert row["a"]["roc_auc"] is None and row["b"]["roc_auc"] == 1.0
+
+
+def test_group_cap_is_a_clear_error():
+    ss = SketchSet(["id"], max_groups=10)
+    with pytest.raises(InputError, match="more than 10 groups"):
+        ss.update({"id": np.arange(50)}, np.zeros(50), np.linspace(0, 1, 50))
+
+
+def test_windows_group_rows_by_calendar_period_and_null_times_are_kept():
+    times = pa.array([dt.datetime(2026, 11, 20, 23, 59), dt.datetime(2026, 11, 21, 0, 0), None,
+                      dt.datetime(2026, 11, 2, 8, 0)], pa.timestamp("us"))
+    days = window_starts(times, parse_window("1d"))
+    ss = SketchSet(["window"]).update({"window": days}, [0, 1, 1, 0], [0.1, 0.9, 0.5, 0.3])
+    utc = dt.timezone.utc
+    keys = {k[0].astimezone(utc) if k[0] else None for k in ss.keys()}
+    assert keys == {dt.datetime(2026, 11, 20, tzinfo=utc), dt.datetime(2026, 11, 21, tzinfo=utc),
+                    dt.datetime(2026, 11, 2, tzinfo=utc), None}
+    months = window_starts(times, parse_window("1mo"), "Europe/Paris")
+    assert {v.month if v else None for v in months.to_pylist()} == {11, None}
+    with pytest.raises(ValueError, match="bad window"):
+        parse_window("1 fortnight")
