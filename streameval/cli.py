@@ -50,6 +50,7 @@ class Format(str, Enum):
     table = "table"
     json = "json"
     markdown = "markdown"
+    csv = "csv"
 
 
 CONFIG_KEYS = {
@@ -69,6 +70,12 @@ CONFIG_KEYS = {
     "batch_rows": (int,),
     "threads": (int,),
     "rule": (str,),
+    "by": (str, list),
+    "time": (str,),
+    "window": (str,),
+    "tz": (str,),
+    "require_labels": (bool,),
+    "max_groups": (int,),
 }
 
 
@@ -153,13 +160,20 @@ def _console(err: bool = False) -> Any:
     return Console(file=stream, width=None if stream.isatty() else 120, soft_wrap=False)
 
 
-def _emit(report: Any, fmt: Format, output: Optional[Path]) -> None:
+def _emit(report: Any, fmt: Format, output: Optional[Path], quiet: bool = False) -> None:
+    """Write the report as asked; ``quiet`` drops only the default terminal table, never asked-for output."""
     if fmt == Format.json:
         text = report.to_json() + "\n"
     elif fmt == Format.markdown:
         text = report.to_markdown()
+    elif fmt == Format.csv:
+        if not hasattr(report, "to_csv"):
+            raise UsageError("--format csv is for sliced results (--by/--window); use json or markdown here")
+        text = report.to_csv()
     else:
         text = None
+        if quiet and output is None:
+            return
     if output is not None:
         output.write_text(text if text is not None else report.to_text(width=120))
         return
@@ -209,7 +223,20 @@ def eval_cmd(
         None, "--threads", "-j", help="Threads for reading and binning (default: all CPUs).", min=1
     ),
     rule: Optional[Rule] = typer.Option(None, "--rule", help=_RULE_HELP),
-    quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar."),
+    by: Optional[str] = typer.Option(
+        None, "--by", "-b", metavar="COLUMNS", help="Slice by these columns (comma-separated): one row per slice."
+    ),
+    time_col: Optional[str] = typer.Option(None, "--time", metavar="COLUMN", help="Time column for --window."),
+    window: Optional[str] = typer.Option(
+        None, "--window", metavar="LENGTH", help="Tumbling time windows: 1h, 1d, 1w, 1mo, ... (needs --time)."
+    ),
+    tz: Optional[str] = typer.Option(None, "--tz", metavar="ZONE", help="Time zone windows align to (default UTC)."),
+    require_labels: Optional[bool] = typer.Option(
+        None, "--require-labels/--allow-unlabelled",
+        help="With --by/--window: null labels are an error (default: counted as unlabelled, labels arrive late).",
+    ),
+    max_groups: Optional[int] = typer.Option(None, "--max-groups", min=1, help="Cap on (window, slice) groups."),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar, and no table on the terminal (asked-for --format or -o output still comes)."),
 ) -> None:
     """Evaluate a prediction log: read it batch by batch and report metrics with their bounds."""
     cfg = _load_config(config) if config is not None else {}
@@ -235,6 +262,9 @@ def eval_cmd(
     except ValueError:
         raise typer.BadParameter(f"unknown format {fmt_text!r}; choose table, json or markdown", param_hint="--format") from None
     save = save_sketch if save_sketch is not None else (Path(cfg["save_sketch"]) if "save_sketch" in cfg else None)
+    by_ = pick(by, "by")
+    if isinstance(by_, str):
+        by_ = [b.strip() for b in by_.split(",") if b.strip()]
     rule_text = rule.value if rule is not None else cfg.get("rule", ">=")
     if rule_text not in (">=", ">"):
         raise typer.BadParameter(f"unknown rule {rule_text!r}; use '>=' or '>'", param_hint="--rule")
@@ -259,11 +289,17 @@ def eval_cmd(
             progress=not quiet,
             threads=pick(threads, "threads"),
             positive_if=rule_text,
+            by=by_,
+            time=pick(time_col, "time"),
+            window=pick(window, "window"),
+            tz=pick(tz, "tz"),
+            require_labels=bool(pick(require_labels, "require_labels", False)),
+            max_groups=pick(max_groups, "max_groups"),
         )
         if save is not None:
             _save(report.sketch, save)
             report.provenance["sketch_file"] = str(save)
-        _emit(report, fmt_, output)
+        _emit(report, fmt_, output, quiet=quiet and fmt is None and "format" not in cfg)
 
     _run(body)
 

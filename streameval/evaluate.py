@@ -11,7 +11,7 @@ import datetime as _dt
 import queue
 import re
 import threading
-import time
+import time as _time
 from typing import Any, Callable, Iterable, Iterator, Sequence
 
 from .errors import InputError, InputTypeError, UsageError
@@ -143,8 +143,8 @@ def _read_ahead(chunks: Iterable[Chunk], depth: int = 2) -> Iterator[Chunk]:
         stop.set()
         # Drain so a blocked put() sees `stop`. A reader stuck inside a slow read is not waited
         # for beyond a grace period (it is a daemon thread): Ctrl-C must return promptly.
-        deadline = time.monotonic() + 1.0
-        while reader.is_alive() and time.monotonic() < deadline:
+        deadline = _time.monotonic() + 1.0
+        while reader.is_alive() and _time.monotonic() < deadline:
             try:
                 ready.get(timeout=0.05)
             except queue.Empty:
@@ -353,7 +353,7 @@ def sketch_source(
         See :func:`evaluate`.
     """
     started = _dt.datetime.now(_dt.timezone.utc)
-    t0 = time.perf_counter()
+    t0 = _time.perf_counter()
     src: Source = open_source(
         source, score=score, label=label, weight=weight, where=where, sql=sql, table=table, batch_rows=batch_rows
     )
@@ -374,7 +374,7 @@ def sketch_source(
             f"{src.description}: no rows to evaluate"
             + (f" (the filter {where!r} matched none)" if where else " (the input is empty)")
         )
-    elapsed = time.perf_counter() - t0
+    elapsed = _time.perf_counter() - t0
     provenance = {
         "source": src.description,
         "source_kind": src.kind,
@@ -413,8 +413,18 @@ def evaluate(
     progress: bool | Callable[[int, int | None], None] | None = False,
     threads: int | None = None,
     positive_if: str = ">=",
-) -> Report:
+    by: Sequence[str] | str | None = None,
+    time: str | None = None,
+    window: str | None = None,
+    tz: str | None = None,
+    require_labels: bool = False,
+    max_groups: int | None = None,
+) -> Any:
     """Evaluate a binary classifier's prediction log, streaming it batch by batch.
+
+    With ``by`` and/or ``time`` and ``window``, evaluates every (window, slice...) group in the
+    same single read and returns a :class:`~streameval.report.SliceTable` (one tidy row per
+    group, plus ``.overall``, the :class:`Report` of all rows); otherwise a :class:`Report`.
 
     Parameters
     ----------
@@ -465,10 +475,21 @@ def evaluate(
     positive_if : {">=", ">"}, default ">="
         Threshold rule for the confusion counts and the reported thresholds: positive iff
         ``score >= threshold`` (scikit-learn's) or ``score > threshold``.
+    by : str or sequence of str, optional
+        Slice columns or SQL expressions (``"country"``, ``["country", "model"]``); null values
+        form their own slice.
+    time, window, tz : str, optional
+        Time column, tumbling window length (``"1h"``, ``"1d"``, ``"1w"``, ``"1mo"``) and the time
+        zone windows align to (default UTC); see :func:`streameval.slicing.sketch_slices`.
+    require_labels : bool, default False
+        Sliced evaluation only: null labels are an error instead of unlabelled rows (whose scores
+        still feed drift and estimated performance).
+    max_groups : int, optional
+        Cap on the number of (window, slice) groups; default 1,000,000.
 
     Returns
     -------
-    Report
+    Report or SliceTable
         ``report.sketch`` (the sketch), ``report.metrics`` (values with bounds),
         ``report.confusion`` and ``report.provenance`` (source, rows read/skipped, grid, version,
         time taken).
@@ -497,11 +518,32 @@ def evaluate(
     from .metrics.thresholds import check_rule
 
     check_rule(positive_if)  # before reading anything
+    if by or time is not None or window is not None:
+        return _evaluate_slices(source, score=score, label=label, weight=weight, grid=grid, pos_label=pos_label,
+                                where=where, sql=sql, table=table, thresholds=thresholds, nan_policy=nan_policy,
+                                batch_rows=batch_rows, progress=progress, positive_if=positive_if, by=by, time=time,
+                                window=window, tz=tz, require_labels=require_labels, max_groups=max_groups)
     sketch, provenance = sketch_source(
         source, score=score, label=label, weight=weight, grid=grid, pos_label=pos_label, where=where,
         sql=sql, table=table, nan_policy=nan_policy, batch_rows=batch_rows, progress=progress, threads=threads,
     )
-    t0 = time.perf_counter()
+    t0 = _time.perf_counter()
     report = Report.from_sketch(sketch, thresholds=thresholds, provenance=provenance, positive_if=positive_if)
-    report.provenance["metrics_seconds"] = round(time.perf_counter() - t0, 6)
+    report.provenance["metrics_seconds"] = round(_time.perf_counter() - t0, 6)
     return report
+
+
+def _evaluate_slices(source: Any, *, thresholds: Sequence[float] | None, positive_if: str,
+                     max_groups: int | None, **options: Any) -> Any:
+    from .report import SliceTable
+    from .sketchset import DEFAULT_MAX_GROUPS
+    from .slicing import sketch_slices
+
+    sketches, provenance = sketch_slices(source, max_groups=max_groups or DEFAULT_MAX_GROUPS, **options)
+    overall = sketches.overall()
+    if thresholds is None:
+        thresholds = [0.5] if overall.counters["n_outside"] == 0 else []
+    result = SliceTable.from_sketchset(sketches, thresholds=thresholds, positive_if=positive_if, provenance=provenance)
+    result.overall = Report.from_sketch(overall, thresholds=thresholds, provenance=dict(provenance),
+                                        positive_if=positive_if)
+    return result

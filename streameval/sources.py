@@ -171,11 +171,18 @@ def _estimate_text_rows(files: Sequence[str], header: bool, sample: int = 1 << 2
 
 
 
-def column_map(score: str, label: str, weight: str | None) -> dict[str, str]:
-    """``{alias: column or expression}`` for the score, label and (optional) weight, validated."""
+def column_map(
+    score: str, label: str, weight: str | None, extra: Mapping[str, str] | None = None
+) -> dict[str, str]:
+    """``{alias: column or expression}`` for the score, label, (optional) weight and ``extra``
+    columns (slice keys, time; aliases must be plain identifiers), validated."""
     cols = {SCORE: score, LABEL: label}
     if weight is not None:
         cols[WEIGHT] = weight
+    for alias, expr in (extra or {}).items():
+        if not _IDENTIFIER.fullmatch(alias) or alias in cols:
+            raise InputTypeError(f"bad column alias {alias!r}")
+        cols[alias] = expr
     for alias, expr in cols.items():
         if not isinstance(expr, str) or not expr.strip():
             raise InputTypeError(f"{alias} must be a column name or expression (a non-empty string), got {expr!r}")
@@ -803,6 +810,7 @@ def open_source(
     sql: str | None = None,
     table: str | None = None,
     batch_rows: int = DEFAULT_BATCH_ROWS,
+    extra_columns: Mapping[str, str] | None = None,
 ) -> Source:
     """Open a source for streaming ``(score, label[, weight])`` batches.
 
@@ -832,6 +840,8 @@ def open_source(
         Table to read from a DuckDB database or connection.
     batch_rows : int
         Maximum rows per batch.
+    extra_columns : mapping of alias -> column or expression, optional
+        More columns to deliver under the given aliases (slice keys, a time column).
 
     Returns
     -------
@@ -845,7 +855,7 @@ def open_source(
     InputTypeError
         A source of a type that cannot be read.
     """
-    cols = column_map(score, label, weight)
+    cols = column_map(score, label, weight, extra_columns)
     if batch_rows < 1:
         raise UsageError(f"batch_rows must be >= 1, got {batch_rows!r}")
     if table is not None and sql is not None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
@@ -69,10 +70,33 @@ def test_eval_threads_give_the_same_report(log):
 
 
 def test_eval_table_and_markdown(log, tmp_path):
-    r = run("eval", log, "--score", "score", "--label", "label", "--quiet")
+    r = run("eval", log, "--score", "score", "--label", "label")
     assert r.exit_code == 0 and "ROC AUC" in r.stdout and "provenance" in r.stdout
+    quiet = run("eval", log, "--score", "score", "--label", "label", "--quiet", "--save-sketch", tmp_path / "s.sketch")
+    assert quiet.exit_code == 0 and quiet.stdout == "" and (tmp_path / "s.sketch").exists()
+    asked = run("eval", log, "--score", "score", "--label", "label", "-q", "-f", "json")
+    assert asked.exit_code == 0 and json.loads(asked.stdout)["schema"] == "streameval.report"
     r = run("eval", log, "--score", "score", "--label", "label", "-f", "markdown", "-o", tmp_path / "r.md")
     assert r.exit_code == 0 and (tmp_path / "r.md").read_text().startswith("## streameval report")
+
+
+def test_eval_by_slice_and_window_matches_a_group_by(log):
+    r = run("eval", log, "-s", "score", "-l", "label", "--by", "segment", "--time", "ts", "--window", "1d", "-f", "json")
+    assert r.exit_code == 0, r.stderr
+    d = json.loads(r.stdout)
+    assert d["schema"] == "streameval.slices" and d["columns"][:2] == ["window", "segment"]
+    df = pq.read_table(log).to_pandas()
+    df["day"] = df.ts.dt.floor("D")
+    assert len(d["rows"]) == df.groupby(["day", "segment"]).ngroups
+    row = d["rows"][0]
+    g = df[(df.segment == row["segment"]) & (df.day == pd.Timestamp(row["window"]).tz_localize(None))]
+    assert row["n_rows"] == len(g)
+    assert row["roc_auc_lower"] - 1e-12 <= roc_auc_score(g.label, g.score) <= row["roc_auc_upper"] + 1e-12
+    assert d["overall"]["metrics"]["n_rows"] == len(df)
+    csv = run("eval", log, "-s", "score", "-l", "label", "--by", "segment", "-f", "csv")
+    assert csv.exit_code == 0 and csv.stdout.splitlines()[0].startswith('"segment","n_rows"')
+    bad = run("eval", log, "-s", "score", "-l", "label", "--window", "1d")
+    assert bad.exit_code == 2 and "--time" in bad.stderr
 
 
 def test_eval_expression_and_where(log):

@@ -29,6 +29,7 @@ SLICE_SCHEMA = "streameval.slices"
 SLICE_SCHEMA_VERSION = 1
 _RATES = ("precision", "recall", "fpr", "f1")
 _SHOW = 20
+_HEADERS = {"labelled_fraction": "labelled", "average_precision": "AP", "prevalence": "prev."}
 _SCREEN = ("n_rows", "labelled_fraction", "prevalence", "roc_auc", "average_precision", "log_loss")
 
 
@@ -81,6 +82,8 @@ class SliceTable:
     provenance : dict
         Source, keys, window, time zone, grid, rows read, version.
     notes : list of str
+    overall : Report or None
+        The report of all rows together (set by :func:`streameval.evaluate`).
     """
 
     sketches: SketchSet
@@ -88,6 +91,7 @@ class SliceTable:
     columns: list[str]
     provenance: dict[str, Any] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
+    overall: Any = None  # the Report of all rows, when built by evaluate()
 
     @classmethod
     def from_sketchset(
@@ -183,11 +187,30 @@ class SliceTable:
             "rows": [{k: _json_value(v) for k, v in r.items()} for r in self.rows],
             "provenance": {k: _json_value(v) for k, v in self.provenance.items()},
             "notes": list(self.notes),
+            "overall": None if self.overall is None else self.overall.to_dict(),
         }
 
     def to_json(self, indent: int | None = 2) -> str:
         """Strict JSON (no NaN); timestamps as ISO-8601 strings."""
         return json.dumps(self.to_dict(), indent=indent, allow_nan=False)
+
+    def to_csv(self) -> str:
+        """All rows as CSV (Arrow's writer; timestamps in ISO-8601)."""
+        import pyarrow.csv as pacsv
+
+        buf = io.BytesIO()
+        pacsv.write_csv(self.to_arrow(), buf)
+        return buf.getvalue().decode()
+
+    def to_markdown(self, sort_by: str = "roc_auc", limit: int = 200) -> str:
+        """The rows shown on screen (see :meth:`view`) as a GitHub-flavoured Markdown table."""
+        keys = list(self.sketches.key_names)
+        cols = keys + [c for c in self.columns if c not in keys and not c.endswith(("_lower", "_upper"))]
+        lines = ["## streameval slices", "", "| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
+        for r in self.view(sort_by, limit):
+            lines.append("| " + " | ".join(_cell(r, c).replace("|", "\\|") for c in cols) + " |")
+        lines += [""] + [f"- {n}" for n in self._footer(sort_by, limit)]
+        return "\n".join(lines) + "\n"
 
     # -- terminal ------------------------------------------------------------------------------
     def view(self, sort_by: str = "roc_auc", limit: int = _SHOW) -> list[dict[str, Any]]:
@@ -223,7 +246,7 @@ class SliceTable:
             shown.append("est_roc_auc")
         t = Table(title="streameval slices (value \\[binning bounds])", header_style="bold")
         for c in shown:
-            t.add_column(c, justify="left" if c in self.sketches.key_names else "right", overflow="fold")
+            t.add_column(_HEADERS.get(c, c), justify="left" if c in self.sketches.key_names else "right", overflow="fold")
         for r in self.view(sort_by, limit):
             t.add_row(*(_cell(r, c) for c in shown))
         return t
@@ -265,7 +288,7 @@ def _cell(row: dict[str, Any], col: str) -> str:
     if v is None:
         return "null" if col in row and col not in ("roc_auc", "average_precision", "est_roc_auc") else "n/a"
     if isinstance(v, _dt.datetime):
-        return v.isoformat(sep=" ")
+        return v.strftime("%Y-%m-%d") if (v.hour, v.minute, v.second) == (0, 0, 0) else v.strftime("%Y-%m-%d %H:%M")
     if isinstance(v, float):
         lo, hi = row.get(col + "_lower"), row.get(col + "_upper")
         text = f"{v:.4f}" if abs(v) < 1e4 else f"{v:,.0f}"
