@@ -1,0 +1,37 @@
+"""Sampling uncertainty and tests, as pure functions of bin tables and counts.
+
+Binning bounds (in :class:`~streameval.metrics.estimate.Estimate`) say how far unresolved bins
+can move a number computed on these rows; the confidence intervals here say how far it could move
+on another sample. Every interval computed from binned counts is widened so that it contains the
+interval the exact rows would give. Weights are read as frequency weights (counts).
+
+- :mod:`.delong`: ROC-AUC variance and intervals (DeLong, Hanley & McNeil).
+- :mod:`.proportions`: Wilson, Clopper-Pearson and Jeffreys intervals; rates at a threshold.
+- :mod:`.compare`: two independent samples: AUC (DeLong unpaired), proportions (Newcombe).
+- :mod:`.multiple`: Benjamini-Hochberg false discovery rate control.
+
+SciPy is imported lazily, by the Clopper-Pearson and Jeffreys intervals and the Student-t
+comparison only.
+"""
+
+from .compare import Comparison, compare_auc, compare_proportions
+from .delong import DeLongPlacements, delong_placements, delong_variance, hanley_mcneil_se, roc_auc_ci
+from .interval import ConfidenceInterval
+from .multiple import BHResult, benjamini_hochberg
+from .proportions import proportion_ci, rate_cis
+
+__all__ = [
+    "BHResult",
+    "Comparison",
+    "ConfidenceInterval",
+    "DeLongPlacements",
+    "benjamini_hochberg",
+    "compare_auc",
+    "compare_proportions",
+    "delong_placements",
+    "delong_variance",
+    "hanley_mcneil_se",
+    "proportion_ci",
+    "rate_cis",
+    "roc_auc_ci",
+]

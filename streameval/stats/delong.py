@@ -1,0 +1,398 @@
+"""ROC-AUC sampling uncertainty from a bin table: DeLong's variance and Hanley & McNeil's SE.
+
+Everything here is a pure function of a :class:`~streameval.metrics.table.BinTable`. On discrete
+scores (every bin pure, or every bin's classes apart) the results equal the ones computed on the
+raw rows; with unresolved bins they are rigorous *bounds* of the raw-rows values, and the
+confidence interval built from them contains the raw-rows interval (see :func:`roc_auc_ci`).
+
+Weights are *frequency weights*: a row of weight 3 counts as three identical rows. The class
+totals ``P`` and ``N`` (sums of weights) then play the part of the numbers of positives and
+negatives, as in the unweighted formulas. The sketch keeps only the sum of weights per bin, not
+the sum of squared weights, so Kish's effective sample size (for importance or survey weights) is
+not available; with such weights the intervals are not meaningful, and their scale depends on the
+weights' normalisation (weights summing to 1 per class give undefined intervals).
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..errors import UndefinedMetricWarning, UsageError
+from ..metrics.auc import roc_auc
+from ..metrics.estimate import NAN, Estimate
+from ..metrics.table import BinTable, FloatArray
+from .interval import ConfidenceInterval, check_level, normal_quantile
+
+__all__ = ["DeLongPlacements", "delong_placements", "delong_variance", "hanley_mcneil_se", "roc_auc_ci"]
+
+_METHODS = {"delong": "DeLong", "hanley_mcneil": "Hanley-McNeil"}
+
+
+@dataclass(frozen=True)
+class DeLongPlacements:
+    """Per-bin bounds of DeLong's placement values, with the weight of each class in the bin.
+
+    DeLong et al. [1]_ define, for each positive ``i``, ``V10_i`` = the share of negatives it
+    outranks (ties count 1/2), and for each negative ``j``, ``V01_j`` = the share of positives
+    that outrank it. Every positive of bin ``b`` has ``V10`` in ``[v10_lo[b], v10_hi[b]]``, every
+    negative ``V01`` in ``[v01_lo[b], v01_hi[b]]``; the bounds are equal where the bin is
+    resolved (pure, one class, or classes apart).
+
+    Attributes
+    ----------
+    pos, neg : ndarray of float64, shape (k,)
+        Positive and negative weight per bin (the table's order: descending scores).
+    v10_lo, v10_hi, v01_lo, v01_hi : ndarray of float64, shape (k,)
+        Placement bounds, in [0, 1].
+    resolved : bool
+        True when every bin's placements are exact.
+    """
+
+    pos: FloatArray
+    neg: FloatArray
+    v10_lo: FloatArray
+    v10_hi: FloatArray
+    v01_lo: FloatArray
+    v01_hi: FloatArray
+    resolved: bool
+
+
+def delong_placements(t: BinTable) -> DeLongPlacements:
+    """Bounds of DeLong's placement values for every bin of ``t``.
+
+    A positive in bin ``b`` outranks every negative below the bin (weight ``N - fp[b]``) and none
+    above it; against the bin's own ``neg[b]`` negatives each pair is worth 1, 1/2 or 0. The
+    table's min/max say which: the same per-bin path kinds that bound the AUC
+    (:meth:`BinTable.lower_path`, :meth:`BinTable.upper_path`: kind / 2 is the smallest / largest
+    value a same-bin pair can take). So ``V10 in [(N - fp[b] + neg[b] * lo_b) / N,
+    (N - fp[b] + neg[b] * hi_b) / N]``, and symmetrically ``V01 in [(tp_before[b] + pos[b] *
+    lo_b) / P, (tp_before[b] + pos[b] * hi_b) / P]``.
+
+    This is the binned form of the sort-based computation of Sun & Xu [2]_: the bins are already
+    sorted, so the cost is O(k) in the number of occupied bins.
+
+    Parameters
+    ----------
+    t : BinTable
+        The sketch's bins; must hold weight of both classes.
+
+    Returns
+    -------
+    DeLongPlacements
+
+    References
+    ----------
+    .. [1] DeLong, DeLong & Clarke-Pearson (1988). "Comparing the areas under two or more
+       correlated receiver operating characteristic curves: a nonparametric approach".
+       Biometrics 44(3), 837-845.
+    .. [2] Sun & Xu (2014). "Fast implementation of DeLong's algorithm for comparing the areas
+       under correlated receiver operating characteristic curves". IEEE Signal Processing
+       Letters 21(11), 1389-1393.
+    """
+    P, N = t.P, t.N
+    lo_k = 0.5 * t.lower_path().astype(np.float64)
+    hi_k = 0.5 * t.upper_path().astype(np.float64)
+    neg_below = N - t.fp
+    pos_above = t.tp_before
+    resolved = bool(np.all(lo_k == hi_k))
+    return DeLongPlacements(
+        pos=t.pos,
+        neg=t.neg,
+        v10_lo=(neg_below + t.neg * lo_k) / N,
+        v10_hi=(neg_below + t.neg * hi_k) / N,
+        v01_lo=(pos_above + t.pos * lo_k) / P,
+        v01_hi=(pos_above + t.pos * hi_k) / P,
+        resolved=resolved,
+    )
+
+
+def _sum_sq_dev(w: FloatArray, v: FloatArray) -> float:
+    """``sum_i w_i (v_i - vbar)^2`` with ``vbar`` the weighted mean (two-pass, for accuracy)."""
+    keep = w > 0
+    w, v = w[keep], v[keep]
+    mean = float(np.sum(w * v)) / float(np.sum(w))
+    return float(np.sum(w * (v - mean) ** 2))
+
+
+def _sum_sq_dev_upper(w: FloatArray, lo: FloatArray, hi: FloatArray) -> float:
+    """An upper bound of ``sum_i w_i (v_i - vbar)^2`` over every ``v_i`` in ``[lo_i, hi_i]``.
+
+    For any constant c, ``sum w (v - vbar)^2 <= sum w (v - c)^2`` (the mean minimizes the sum of
+    squares), and ``(v - c)^2 <= max((lo - c)^2, (hi - c)^2) = (|c - m| + h)^2`` with ``m``, ``h``
+    the midpoint and half-width. The bound is valid for every c; this picks the c minimizing
+    ``g(c) = sum w (|c - m| + h)^2``, a convex piecewise quadratic: on the segment between
+    consecutive sorted midpoints its minimizer is ``(sum_{m<c} w lo + sum_{m>c} w hi) / W``.
+    """
+    keep = w > 0
+    w, lo, hi = w[keep], lo[keep], hi[keep]
+    m = 0.5 * (lo + hi)
+    h = 0.5 * (hi - lo)
+    order = np.argsort(m, kind="stable")
+    ms, ws = m[order], w[order]
+    wl, wh = np.concatenate(([0.0], np.cumsum(ws * lo[order]))), np.cumsum((ws * hi[order])[::-1])[::-1]
+    wh = np.concatenate((wh, [0.0]))
+    c_star = (wl + wh) / float(np.sum(w))  # j = 0..k: the first j sorted bins lie below c
+    seg_lo = np.concatenate(([-np.inf], ms))
+    seg_hi = np.concatenate((ms, [np.inf]))
+    j = int(np.argmax(c_star <= seg_hi))  # c_star decreases in j and seg_hi increases: one crossing
+    c = float(np.clip(c_star[j], seg_lo[j], seg_hi[j]))
+    return float(np.sum(w * (np.abs(c - m) + h) ** 2))
+
+
+def _sum_sq_dev_lower(w: FloatArray, lo: FloatArray, hi: FloatArray) -> float:
+    """A lower bound of ``sum_i w_i (v_i - vbar)^2`` when each *group's mean* lies in ``[lo, hi]``.
+
+    Positives of one bin may have different placements; dropping their within-bin spread (law of
+    total variance) leaves the spread of the bin means, whose smallest value over the box is
+    ``min_c sum w dist(c, [lo, hi])^2`` (for fixed c the best mean is c clipped into its box). The
+    minimizing c is the root of ``F(c) = sum w (c - clip(c, lo, hi))``, a non-decreasing
+    piecewise-linear function with knots at the ``lo`` and ``hi``.
+    """
+    keep = w > 0
+    w, lo, hi = w[keep], lo[keep], hi[keep]
+    if float(np.max(lo)) <= float(np.min(hi)):
+        return 0.0  # a common point: every mean can sit at it
+    oh, ol = np.argsort(hi), np.argsort(lo)
+    hs, whs = hi[oh], np.cumsum(w[oh])
+    shs = np.cumsum(w[oh] * hs)
+    ls = lo[ol]
+    wls = np.cumsum(w[ol][::-1])[::-1]
+    sls = np.cumsum((w[ol] * ls)[::-1])[::-1]
+    zero = np.array([0.0])
+    whs, shs = np.concatenate((zero, whs)), np.concatenate((zero, shs))
+    wls, sls = np.concatenate((wls, zero)), np.concatenate((sls, zero))
+
+    def F(x: FloatArray) -> FloatArray:
+        i = np.searchsorted(hs, x, side="left")  # bins with hi < x
+        j = np.searchsorted(ls, x, side="right")  # bins with lo <= x; the rest have lo > x
+        return (x * whs[i] - shs[i]) + (x * wls[j] - sls[j])
+
+    xs = np.unique(np.concatenate((lo, hi)))
+    fx = F(xs)
+    i = int(np.argmax(fx >= 0))  # F(max hi) >= 0, so some knot qualifies
+    if i == 0 or fx[i] == 0:
+        c = float(xs[i])
+    else:
+        x0, x1, f0, f1 = float(xs[i - 1]), float(xs[i]), float(fx[i - 1]), float(fx[i])
+        c = x0 - f0 * (x1 - x0) / (f1 - f0)
+    d = c - np.clip(c, lo, hi)
+    return float(np.sum(w * d * d))
+
+
+def _too_few(t: BinTable, what: str) -> bool:
+    if t.P > 1 and t.N > 1:
+        return False
+    if t.P > 0 and t.N > 0:
+        msg = (
+            f"{what} needs more than one row of each class ({t.P:g} positive, {t.N:g} negative "
+            "weight; weights are read as frequency counts); returning NaN"
+        )
+    else:
+        msg = (
+            f"only one class is present ({t.P:g} positive, {t.N:g} negative weight); {what} is "
+            "not defined in that case, returning NaN"
+        )
+    warnings.warn(msg, UndefinedMetricWarning, stacklevel=3)
+    return True
+
+
+def delong_variance(t: BinTable) -> Estimate:
+    """DeLong's variance of the empirical ROC-AUC, with binning bounds.
+
+    ``var = S10 / P + S01 / N``, ``S10 = sum_i (V10_i - AUC)^2 / (P - 1)`` over positives,
+    ``S01 = sum_j (V01_j - AUC)^2 / (N - 1)`` over negatives, as in DeLong et al. [1]_ and pROC's
+    ``var(roc, method = "delong")`` [3]_ (ties count 1/2). Weights are frequency weights (see the
+    module docstring).
+
+    Parameters
+    ----------
+    t : BinTable
+        The sketch's bins.
+
+    Returns
+    -------
+    Estimate
+        The exact-rows variance lies in ``[lower, upper]``; ``lower == upper`` (the exact value)
+        when every bin is resolved. NaN with an :class:`UndefinedMetricWarning` when a class has
+        total weight <= 1 (one class, or a single row of one).
+
+    Notes
+    -----
+    Upper bound: each placement lies in its bin's interval (:func:`delong_placements`), and
+    ``sum (V - mean)^2 <= sum (V - c)^2`` for any c, so ``S10 <= min_c sum_b pos_b max_{v in
+    [lo_b, hi_b]} (v - c)^2 / (P - 1)``, likewise ``S01``. Lower bound: the within-bin spread is
+    dropped (law of total variance) and the bin means are placed as close together as their
+    intervals allow.
+
+    References
+    ----------
+    .. [1] DeLong, DeLong & Clarke-Pearson (1988). Biometrics 44(3), 837-845.
+    .. [2] Sun & Xu (2014). IEEE Signal Processing Letters 21(11), 1389-1393.
+    .. [3] Robin et al. (2011). "pROC: an open-source package for R and S+ to analyze and compare
+       ROC curves". BMC Bioinformatics 12, 77.
+    """
+    if _too_few(t, "DeLong's variance"):
+        return NAN
+    return _variance(t, delong_placements(t))
+
+
+def _variance(t: BinTable, pl: DeLongPlacements) -> Estimate:
+    P, N = t.P, t.N
+    if pl.resolved:
+        var = _sum_sq_dev(pl.pos, pl.v10_lo) / ((P - 1) * P) + _sum_sq_dev(pl.neg, pl.v01_lo) / ((N - 1) * N)
+        return Estimate.point(var)
+    hi = (
+        _sum_sq_dev_upper(pl.pos, pl.v10_lo, pl.v10_hi) / ((P - 1) * P)
+        + _sum_sq_dev_upper(pl.neg, pl.v01_lo, pl.v01_hi) / ((N - 1) * N)
+    )
+    lo = (
+        _sum_sq_dev_lower(pl.pos, pl.v10_lo, pl.v10_hi) / ((P - 1) * P)
+        + _sum_sq_dev_lower(pl.neg, pl.v01_lo, pl.v01_hi) / ((N - 1) * N)
+    )
+    return Estimate.from_bounds(min(lo, hi), hi)
+
+
+def hanley_mcneil_se(auc: float, n_pos: float, n_neg: float) -> float:
+    """Hanley & McNeil's standard error of the AUC (their equation 2).
+
+    ``SE^2 = [A(1 - A) + (n_pos - 1)(Q1 - A^2) + (n_neg - 1)(Q2 - A^2)] / (n_pos n_neg)`` with
+    ``Q1 = A / (2 - A)`` (two random positives both outrank a random negative) and
+    ``Q2 = 2 A^2 / (1 + A)`` (one positive outranks two negatives), the values these
+    probabilities take when the scores of both classes are exponential [1]_.
+
+    Parameters
+    ----------
+    auc : float in [0, 1]
+        The area ``A``.
+    n_pos, n_neg : float
+        Numbers (or frequency-weight totals) of positives ("abnormal", ``n_A``) and negatives
+        ("normal", ``n_N``); both >= 1.
+
+    Returns
+    -------
+    float
+
+    Raises
+    ------
+    UsageError
+        If ``auc`` is outside [0, 1] or a count is below 1.
+
+    References
+    ----------
+    .. [1] Hanley & McNeil (1982). "The meaning and use of the area under a receiver operating
+       characteristic (ROC) curve". Radiology 143(1), 29-36.
+    """
+    a, m, n = float(auc), float(n_pos), float(n_neg)
+    if not 0.0 <= a <= 1.0:
+        raise UsageError(f"auc must be in [0, 1], got {auc!r}")
+    if not (m >= 1 and n >= 1):
+        raise UsageError(f"n_pos and n_neg must be >= 1, got {n_pos!r} and {n_neg!r}")
+    return math.sqrt(max(_hm_var(a, m, n), 0.0))
+
+
+def _hm_var(a: float, m: float, n: float) -> float:
+    q1, q2 = a / (2.0 - a), 2.0 * a * a / (1.0 + a)
+    return (a * (1.0 - a) + (m - 1.0) * (q1 - a * a) + (n - 1.0) * (q2 - a * a)) / (m * n)
+
+
+def _hm_se_max(lo: float, hi: float, m: float, n: float) -> float:
+    """Largest Hanley-McNeil SE for an area anywhere in ``[lo, hi]``.
+
+    ``var(A) = p(A) / ((2 - A)(1 + A))`` with ``p`` a quartic, so its maximum on an interval is at
+    an end or at a real root of ``p' D - p D'`` (degree 5).
+    """
+    cands = [lo, hi]
+    if hi > lo:
+        P = np.polynomial.polynomial
+        D = np.array([2.0, 1.0, -1.0])  # (2 - A)(1 + A), coefficients by increasing power
+        p = P.polyadd(
+            P.polyadd(P.polymul([0.0, 1.0, -(m + n - 1.0)], D), [0.0, m - 1.0, m - 1.0]),
+            [0.0, 0.0, 4.0 * (n - 1.0), -2.0 * (n - 1.0)],
+        )
+        crit = P.polyroots(P.polysub(P.polymul(P.polyder(p), D), P.polymul(p, P.polyder(D))))
+        real = crit[np.abs(crit.imag) <= 1e-12].real
+        cands += [float(r) for r in real if lo < r < hi]
+    return math.sqrt(max(max(_hm_var(a, m, n) for a in cands), 0.0))
+
+
+def roc_auc_ci(t: BinTable, level: float = 0.95, method: str = "delong") -> ConfidenceInterval:
+    """Confidence interval of the ROC-AUC, widened to contain the exact rows' interval.
+
+    Parameters
+    ----------
+    t : BinTable
+        The sketch's bins.
+    level : float in (0, 1), default 0.95
+        Confidence level.
+    method : {"delong", "hanley_mcneil"}, default "delong"
+        ``"delong"``: ``AUC +/- z sqrt(var)`` with DeLong's nonparametric variance
+        (:func:`delong_variance`), clipped to [0, 1]: pROC's ``ci.auc(method = "delong")`` [3]_.
+        ``"hanley_mcneil"``: the same with Hanley & McNeil's SE (:func:`hanley_mcneil_se`), which
+        assumes exponential-like score distributions [2]_.
+
+    Returns
+    -------
+    ConfidenceInterval
+        ``estimate`` is :func:`~streameval.metrics.auc.roc_auc` (with its binning bounds);
+        ``ci_lower``/``ci_upper`` the interval, ``se`` the (upper bound of the) standard error,
+        ``widened`` whether binning made the interval wider than the exact rows' one.
+
+    Raises
+    ------
+    UsageError
+        If ``level`` is not in (0, 1) or ``method`` is unknown.
+
+    Warns
+    -----
+    UndefinedMetricWarning
+        If a class is absent or has total weight <= 1; the interval is NaN (the estimate is NaN
+        too when a class is absent).
+
+    Notes
+    -----
+    With unresolved bins the exact AUC ``A`` lies in ``[A_lo, A_hi]`` (the binning bounds) and the
+    exact variance below ``var_hi`` (:func:`delong_variance`'s upper bound; for Hanley-McNeil, the
+    largest variance over ``[A_lo, A_hi]``). The reported interval is
+    ``[A_lo - z sqrt(var_hi), A_hi + z sqrt(var_hi)]`` clipped to [0, 1]; since
+    ``A_lo - z sqrt(var_hi) <= A - z sqrt(var)`` and ``A + z sqrt(var) <= A_hi + z sqrt(var_hi)``
+    and clipping is monotone, it contains the interval the exact rows give. On discrete scores
+    both bounds collapse and the interval equals the exact one.
+
+    References
+    ----------
+    .. [1] DeLong, DeLong & Clarke-Pearson (1988). Biometrics 44(3), 837-845.
+    .. [2] Hanley & McNeil (1982). Radiology 143(1), 29-36.
+    .. [3] Robin et al. (2011). BMC Bioinformatics 12, 77.
+
+    Examples
+    --------
+    >>> import streameval
+    >>> from streameval.stats import roc_auc_ci
+    >>> s = streameval.BinarySketch().update([0, 0, 1, 0, 1, 1], [0.1, 0.4, 0.35, 0.5, 0.8, 0.9])
+    >>> ci = roc_auc_ci(s.table())
+    >>> print(ci)
+    0.778 (95% CI 0.291-1.000, DeLong)
+    """
+    level = check_level(level)
+    if method not in _METHODS:
+        raise UsageError(f"unknown method {method!r}; expected one of {sorted(_METHODS)}")
+    name = _METHODS[method]
+    if _too_few(t, f"the {name} interval of the ROC AUC"):
+        est = roc_auc(t) if t.P > 0 and t.N > 0 else NAN
+        return ConfidenceInterval(est, math.nan, math.nan, level, name, widened=False)
+    z = normal_quantile(level)
+    auc = roc_auc(t)
+    if method == "delong":
+        var = _variance(t, delong_placements(t))
+        se = math.sqrt(max(var.upper, 0.0))
+        widened = not (auc.exact and var.exact)
+    else:
+        se = _hm_se_max(auc.lower, auc.upper, t.P, t.N)
+        widened = not auc.exact
+    lower = min(max(auc.lower - z * se, 0.0), 1.0)
+    upper = max(min(auc.upper + z * se, 1.0), 0.0)
+    return ConfidenceInterval(auc, lower, upper, level, name, widened=widened, se=se)
