@@ -18,6 +18,8 @@ from .errors import (
 from .grid import DEFAULT_GRID, CutGrid, FloatGrid, Grid, LinearGrid, ProbabilityGrid, grid_from_spec, parse_grid
 from .metrics import CalibrationCurve, Confusion, Estimate, ThresholdResult, TopK
 from .sketch import BinarySketch, load, merge
+from .sketchset import SketchSet
+from .stats import compare
 
 __version__ = "0.1.0"
 
@@ -42,6 +44,8 @@ __all__ = [
     "TopK",
     "UndefinedMetricWarning",
     "UsageError",
+    "SketchSet",
+    "compare",
     "grid_from_spec",
     "load",
     "merge",

@@ -19,14 +19,14 @@ import typer
 
 from .errors import StreamevalError, UsageError
 
-EXIT_OK, EXIT_DATA_ERROR, EXIT_USAGE_ERROR = 0, 1, 2
+EXIT_OK, EXIT_DATA_ERROR, EXIT_USAGE_ERROR, EXIT_ALERT = 0, 1, 2, 3
 
 app = typer.Typer(
     name="streameval",
     help=(
         "Evaluate binary classifiers over prediction logs too big for memory: exact metrics on "
         "discrete scores, rigorous intervals otherwise; sketches of shards merge exactly.\n\n"
-        "Exit codes: 0 success, 1 data error, 2 usage error."
+        "Exit codes: 0 success, 1 data error, 2 usage error, 3 a gate failed (--fail-under, --fail-if-different)."
     ),
     no_args_is_help=True,
     add_completion=False,
@@ -42,6 +42,29 @@ class Rule(str, Enum):
 
 
 _RULE_HELP = "Positive iff score >= threshold (default, scikit-learn's) or score > threshold."
+
+
+class AucCI(str, Enum):
+    """ROC-AUC confidence interval methods."""
+
+    delong = "delong"
+    hanley_mcneil = "hanley_mcneil"
+
+
+class RateCI(str, Enum):
+    """Rate (proportion) confidence interval methods."""
+
+    wilson = "wilson"
+    clopper_pearson = "clopper_pearson"
+    jeffreys = "jeffreys"
+
+
+def _ci(on: bool, level: float, auc: AucCI, rate: RateCI) -> Any:
+    if not on:
+        return None
+    from .report import CIOptions
+
+    return CIOptions(level=level, auc_method=auc.value, rate_method=rate.value)
 
 
 class Format(str, Enum):
@@ -160,6 +183,48 @@ def _console(err: bool = False) -> Any:
     return Console(file=stream, width=None if stream.isatty() else 120, soft_wrap=False)
 
 
+def _parse_gates(text: Optional[str]) -> list[tuple[str, float | None, float]]:
+    """``roc_auc=0.8,recall@0.5=0.6`` -> ``[(metric, threshold or None, floor), ...]``."""
+    if not text:
+        return []
+    from .stats import parse_metric
+
+    out = []
+    for part in text.split(","):
+        name, sep, floor = part.partition("=")
+        try:
+            metric, threshold = parse_metric(name.strip())
+            if metric == "roc_auc" and name.strip() not in ("roc_auc", "auc"):
+                raise ValueError
+            out.append((metric, threshold, float(floor)))
+        except (ValueError, UsageError):
+            raise typer.BadParameter(
+                f"bad gate {part!r}: expected METRIC=FLOOR, e.g. roc_auc=0.8 or recall@0.5=0.6", param_hint="--fail-under"
+            ) from None
+        if not sep:
+            raise typer.BadParameter(f"bad gate {part!r}: expected METRIC=FLOOR", param_hint="--fail-under")
+    return out
+
+
+def _check_gates(report: Any, gates: list[tuple[str, float | None, float]]) -> list[str]:
+    """The gates ``report`` fails (a metric's value below its floor), as readable strings."""
+    if not gates:
+        return []
+    target = getattr(report, "overall", None) or report
+    failed = []
+    for metric, threshold, floor in gates:
+        if threshold is None:
+            value = (target.metrics.get(metric) or {}).get("value")
+            label = metric
+        else:
+            sk = target.sketch
+            value = float(getattr(sk.confusion(threshold, positive_if=target.provenance.get("positive_if", ">=")), metric))
+            label = f"{metric}@{threshold:g}"
+        if value is None or not value >= floor:
+            failed.append(f"{label} = {'undefined' if value is None else f'{value:.6g}'} < {floor:g}")
+    return failed
+
+
 def _emit(report: Any, fmt: Format, output: Optional[Path], quiet: bool = False) -> None:
     """Write the report as asked; ``quiet`` drops only the default terminal table, never asked-for output."""
     if fmt == Format.json:
@@ -236,6 +301,14 @@ def eval_cmd(
         help="With --by/--window: null labels are an error (default: counted as unlabelled, labels arrive late).",
     ),
     max_groups: Optional[int] = typer.Option(None, "--max-groups", min=1, help="Cap on (window, slice) groups."),
+    fail_under: Optional[str] = typer.Option(
+        None, "--fail-under", metavar="GATES",
+        help="Exit 3 if a metric is below its floor, e.g. roc_auc=0.8,recall@0.5=0.6 (for CI pipelines).",
+    ),
+    ci: bool = typer.Option(False, "--ci", help="Add 95% confidence intervals (sampling uncertainty; DeLong for AUC, Wilson for rates)."),
+    level: float = typer.Option(0.95, "--level", min=0.5, max=0.999999, help="Confidence level for --ci."),
+    auc_ci: AucCI = typer.Option(AucCI.delong, "--auc-ci", help="ROC-AUC interval method for --ci."),
+    rate_ci: RateCI = typer.Option(RateCI.wilson, "--rate-ci", help="Rate interval method for --ci."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar, and no table on the terminal (asked-for --format or -o output still comes)."),
 ) -> None:
     """Evaluate a prediction log: read it batch by batch and report metrics with their bounds."""
@@ -262,6 +335,7 @@ def eval_cmd(
     except ValueError:
         raise typer.BadParameter(f"unknown format {fmt_text!r}; choose table, json or markdown", param_hint="--format") from None
     save = save_sketch if save_sketch is not None else (Path(cfg["save_sketch"]) if "save_sketch" in cfg else None)
+    gates = _parse_gates(fail_under)
     by_ = pick(by, "by")
     if isinstance(by_, str):
         by_ = [b.strip() for b in by_.split(",") if b.strip()]
@@ -295,11 +369,16 @@ def eval_cmd(
             tz=pick(tz, "tz"),
             require_labels=bool(pick(require_labels, "require_labels", False)),
             max_groups=pick(max_groups, "max_groups"),
+            ci=_ci(ci, level, auc_ci, rate_ci),
         )
         if save is not None:
             _save(report.sketch, save)
             report.provenance["sketch_file"] = str(save)
         _emit(report, fmt_, output, quiet=quiet and fmt is None and "format" not in cfg)
+        failed = _check_gates(report, gates)
+        if failed:
+            typer.echo("gate failed: " + "; ".join(failed), err=True)
+            raise typer.Exit(EXIT_ALERT)
 
     _run(body)
 
@@ -332,6 +411,10 @@ def report_cmd(
     fmt: Format = typer.Option(Format.table, "--format", "-f", help="Output format."),
     output: Optional[Path] = typer.Option(None, "--output", "-o", help="Write the report to this file."),
     rule: Rule = typer.Option(Rule.ge, "--rule", help=_RULE_HELP),
+    ci: bool = typer.Option(False, "--ci", help="Add 95% confidence intervals (sampling uncertainty; DeLong for AUC, Wilson for rates)."),
+    level: float = typer.Option(0.95, "--level", min=0.5, max=0.999999, help="Confidence level for --ci."),
+    auc_ci: AucCI = typer.Option(AucCI.delong, "--auc-ci", help="ROC-AUC interval method for --ci."),
+    rate_ci: RateCI = typer.Option(RateCI.wilson, "--rate-ci", help="Rate interval method for --ci."),
 ) -> None:
     """Report the metrics of a saved sketch (no data needed)."""
 
@@ -342,8 +425,44 @@ def report_cmd(
         s = load(sketch)
         report = Report.from_sketch(s, thresholds=list(threshold) if threshold else None,
                                     provenance={"source": str(sketch), "sketch_file": str(sketch)},
-                                    positive_if=rule.value)
+                                    positive_if=rule.value, ci=_ci(ci, level, auc_ci, rate_ci))
         _emit(report, fmt, output)
+
+    _run(body)
+
+
+@app.command("compare")
+def compare_cmd(
+    first: Path = typer.Argument(..., help="Sketch of the first sample (e.g. this week).", show_default=False),
+    second: Path = typer.Argument(..., help="Sketch of the second sample (e.g. the reference period).", show_default=False),
+    metric: str = typer.Option("roc_auc", "--metric", "-m", help="roc_auc, or a rate at a threshold: recall@0.5, precision@0.8, fpr@0.3, ..."),
+    level: float = typer.Option(0.95, "--level", min=0.5, max=0.999999, help="Confidence level."),
+    alpha: Optional[float] = typer.Option(
+        None, "--fail-if-different", min=0.0, max=1.0, metavar="ALPHA",
+        help="Exit 3 when the difference is significant at this level (p < ALPHA), to gate a job.",
+    ),
+    rule: Rule = typer.Option(Rule.ge, "--rule", help=_RULE_HELP),
+    fmt: Format = typer.Option(Format.table, "--format", "-f", help="table (one line) or json."),
+) -> None:
+    """Compare a metric between two independent samples: the difference, its CI and a test (DeLong for AUC)."""
+
+    def body() -> None:
+        import json
+
+        from .sketch import load
+        from .stats import compare
+
+        c = compare(load(first), load(second), metric, level=level, positive_if=rule.value)
+        significant = alpha is not None and c.p_value.upper < alpha
+        if fmt == Format.json:
+            sys.stdout.write(json.dumps({"first": str(first), "second": str(second), "metric": metric,
+                                         **c.to_dict()}, indent=2, default=str) + "\n")
+        else:
+            verdict = "differ" if c.p_value.upper < 1 - level else "do not differ significantly"
+            typer.echo(f"{metric}: {first} vs {second}: {c}")
+            typer.echo(f"verdict: the two samples {verdict} at the {100 * (1 - level):g}% level")
+        if significant:
+            raise typer.Exit(EXIT_ALERT)
 
     _run(body)
 

@@ -419,6 +419,7 @@ def evaluate(
     tz: str | None = None,
     require_labels: bool = False,
     max_groups: int | None = None,
+    ci: Any = None,
 ) -> Any:
     """Evaluate a binary classifier's prediction log, streaming it batch by batch.
 
@@ -486,6 +487,10 @@ def evaluate(
         still feed drift and estimated performance).
     max_groups : int, optional
         Cap on the number of (window, slice) groups; default 1,000,000.
+    ci : CIOptions or bool, optional
+        Add sampling confidence intervals (``True`` for 95%, DeLong for AUC, Wilson for rates;
+        or a :class:`streameval.report.CIOptions`). They are reported apart from the binning
+        bounds, never under the same name.
 
     Returns
     -------
@@ -518,23 +523,39 @@ def evaluate(
     from .metrics.thresholds import check_rule
 
     check_rule(positive_if)  # before reading anything
+    ci = _ci_options(ci)
     if by or time is not None or window is not None:
         return _evaluate_slices(source, score=score, label=label, weight=weight, grid=grid, pos_label=pos_label,
                                 where=where, sql=sql, table=table, thresholds=thresholds, nan_policy=nan_policy,
                                 batch_rows=batch_rows, progress=progress, positive_if=positive_if, by=by, time=time,
-                                window=window, tz=tz, require_labels=require_labels, max_groups=max_groups)
+                                window=window, tz=tz, require_labels=require_labels, max_groups=max_groups, ci=ci)
     sketch, provenance = sketch_source(
         source, score=score, label=label, weight=weight, grid=grid, pos_label=pos_label, where=where,
         sql=sql, table=table, nan_policy=nan_policy, batch_rows=batch_rows, progress=progress, threads=threads,
     )
     t0 = _time.perf_counter()
-    report = Report.from_sketch(sketch, thresholds=thresholds, provenance=provenance, positive_if=positive_if)
+    report = Report.from_sketch(sketch, thresholds=thresholds, provenance=provenance, positive_if=positive_if, ci=ci)
     report.provenance["metrics_seconds"] = round(_time.perf_counter() - t0, 6)
     return report
 
 
+def _ci_options(ci: Any) -> Any:
+    from .report import CIOptions
+
+    if ci is None or ci is False:
+        return None
+    if ci is True:
+        return CIOptions()
+    if not isinstance(ci, CIOptions):
+        raise UsageError(f"ci must be True, False or a CIOptions, got {ci!r}")
+    from .stats.interval import check_level
+
+    check_level(ci.level)
+    return ci
+
+
 def _evaluate_slices(source: Any, *, thresholds: Sequence[float] | None, positive_if: str,
-                     max_groups: int | None, **options: Any) -> Any:
+                     max_groups: int | None, ci: Any, **options: Any) -> Any:
     from .report import SliceTable
     from .sketchset import DEFAULT_MAX_GROUPS
     from .slicing import sketch_slices
@@ -543,7 +564,8 @@ def _evaluate_slices(source: Any, *, thresholds: Sequence[float] | None, positiv
     overall = sketches.overall()
     if thresholds is None:
         thresholds = [0.5] if overall.counters["n_outside"] == 0 else []
-    result = SliceTable.from_sketchset(sketches, thresholds=thresholds, positive_if=positive_if, provenance=provenance)
+    result = SliceTable.from_sketchset(sketches, thresholds=thresholds, positive_if=positive_if,
+                                       provenance=provenance, ci=ci)
     result.overall = Report.from_sketch(overall, thresholds=thresholds, provenance=dict(provenance),
-                                        positive_if=positive_if)
+                                        positive_if=positive_if, ci=ci)
     return result

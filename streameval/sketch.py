@@ -536,6 +536,53 @@ class BinarySketch:
         """Precision at ``k = P`` (break-even point); see :func:`streameval.metrics.thresholds.r_precision`."""
         return thresholds.r_precision(self.table())
 
+    def ci(
+        self,
+        metric: str = "roc_auc",
+        *,
+        level: float = 0.95,
+        method: str | None = None,
+        threshold: float | None = None,
+        positive_if: str = ">=",
+    ) -> Any:
+        """Confidence interval of a metric (sampling uncertainty), as pROC's ``ci()``.
+
+        Parameters
+        ----------
+        metric : str, default "roc_auc"
+            ``"roc_auc"``, or a rate at ``threshold``: ``"recall"`` (``"tpr"``), ``"precision"``,
+            ``"specificity"`` (``"tnr"``), ``"npv"``, ``"fpr"``, ``"fnr"``, ``"accuracy"``.
+        level : float in (0, 1), default 0.95
+        method : str, optional
+            For ROC-AUC ``"delong"`` (default; DeLong et al. 1988) or ``"hanley_mcneil"``; for
+            rates ``"wilson"`` (default; Wilson 1927), ``"clopper_pearson"`` or ``"jeffreys"``.
+        threshold : float
+            Required for rates.
+        positive_if : {">=", ">"}
+            Threshold rule for rates.
+
+        Returns
+        -------
+        streameval.stats.ConfidenceInterval
+            The estimate with its binning bounds and the interval; with binning the interval is
+            widened to contain the one the exact rows give. Weights are read as frequency weights.
+
+        Raises
+        ------
+        UsageError
+            Unknown metric or method, a level outside (0, 1), a rate without ``threshold``.
+        """
+        from .errors import UsageError
+        from .stats import rate_cis, roc_auc_ci
+
+        if metric == "roc_auc":
+            return roc_auc_ci(self.table(), level, method or "delong")
+        name = {"tpr": "recall", "sensitivity": "recall", "tnr": "specificity", "ppv": "precision"}.get(metric, metric)
+        if threshold is None:
+            raise UsageError(f"ci({metric!r}) needs threshold=: the rate is taken at a threshold")
+        c = self.confusion(threshold, positive_if=positive_if)
+        return rate_cis(c, level, method or "wilson", rates=(name,))[name]
+
     def _sums(self) -> ProbabilitySums:
         c = self.counters
         return ProbabilitySums(

@@ -15,7 +15,7 @@ from stats_reference import asah, asah_table, close, delong_ref, random_rows
 import streameval
 from streameval.errors import UndefinedMetricWarning, UsageError
 from streameval.stats import benjamini_hochberg, compare_auc, compare_proportions
-from streameval.stats import compare as compare_mod
+import streameval.stats.comparison as compare_mod
 from streameval.stats import multiple as multiple_mod
 
 

@@ -115,8 +115,37 @@ def wide_bounds_note(label: str, e: Estimate, sketch: BinarySketch) -> str | Non
     )
 
 
+@dataclass(frozen=True)
+class CIOptions:
+    """Which confidence intervals a report shows.
+
+    Attributes
+    ----------
+    level : float
+        Confidence level in (0, 1).
+    auc_method : {"delong", "hanley_mcneil"}
+    rate_method : {"wilson", "clopper_pearson", "jeffreys"}
+    """
+
+    level: float = 0.95
+    auc_method: str = "delong"
+    rate_method: str = "wilson"
+
+
+_CI_RATES = ("precision", "recall", "specificity", "npv", "fpr", "fnr", "accuracy")
+
+
+def _ci_dict(ci: Any) -> dict[str, Any]:
+    return _clean_dict({"lower": ci.ci_lower, "upper": ci.ci_upper, "level": ci.level, "method": ci.method,
+                        "widened": bool(ci.widened)})
+
+
 def compute_metrics(
-    sketch: BinarySketch, thresholds: Sequence[float] | None = None, *, positive_if: str = ">="
+    sketch: BinarySketch,
+    thresholds: Sequence[float] | None = None,
+    *,
+    positive_if: str = ">=",
+    ci: CIOptions | None = None,
 ) -> tuple[dict[str, Any], list[dict[str, Any]], list[str]]:
     """The report's metrics, confusion tables and notes, as JSON-ready values.
 
@@ -128,6 +157,10 @@ def compute_metrics(
         otherwise.
     positive_if : {">=", ">"}, default ">="
         The threshold rule for the confusion counts and the thresholds reported (KS, EER, best F1).
+    ci : CIOptions, optional
+        Add confidence intervals: ROC-AUC (``metrics["roc_auc"]["ci"]``) and the rates at each
+        threshold (``confusion[i]["ci"][rate]``), each ``{"lower", "upper", "level", "method",
+        "widened"}``.
 
     Returns
     -------
@@ -168,6 +201,10 @@ def compute_metrics(
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         guarded("roc_auc", lambda: bounded("roc_auc", sketch.roc_auc()))
+        if ci is not None and isinstance(m.get("roc_auc"), dict) and m["roc_auc"].get("value") is not None:
+            from ..stats import roc_auc_ci
+
+            m["roc_auc"]["ci"] = _ci_dict(roc_auc_ci(t, ci.level, ci.auc_method))
         guarded("partial_roc_auc", lambda: {**_est(sketch.roc_auc(PARTIAL_AUC_MAX_FPR)), "max_fpr": PARTIAL_AUC_MAX_FPR})
         guarded("gini", lambda: _est(sketch.gini()))
         guarded("average_precision", lambda: bounded("average_precision", sketch.average_precision()))
@@ -197,9 +234,18 @@ def compute_metrics(
 
         if thresholds is None:
             thresholds = [0.5] if total > 0 and sketch.counters["n_outside"] == 0 else []
-        confusion = (
-            [_confusion(sketch.confusion(float(th), positive_if=positive_if)) for th in thresholds] if total > 0 else []
-        )
+        confusion = []
+        for th in thresholds if total > 0 else []:
+            c = sketch.confusion(float(th), positive_if=positive_if)
+            entry = _confusion(c)
+            if ci is not None:
+                from ..stats import rate_cis
+
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore", UndefinedMetricWarning)
+                    cis = rate_cis(c, ci.level, ci.rate_method, rates=_CI_RATES)
+                entry["ci"] = {name: _ci_dict(v) for name, v in cis.items()}
+            confusion.append(entry)
     for w in caught:
         if issubclass(w.category, (UndefinedMetricWarning, InexactThresholdWarning)):
             text = str(w.message)
@@ -246,6 +292,7 @@ class Report:
         thresholds: Sequence[float] | None = None,
         provenance: dict[str, Any] | None = None,
         positive_if: str = ">=",
+        ci: CIOptions | None = None,
     ) -> "Report":
         """Compute the report of a sketch.
 
@@ -259,6 +306,8 @@ class Report:
             Source information to carry; the grid, row counters and version are filled in.
         positive_if : {">=", ">"}, default ">="
             Threshold rule: positive iff ``score >= threshold`` or ``score > threshold``.
+        ci : CIOptions, optional
+            Confidence intervals to add (see :func:`compute_metrics`).
 
         Returns
         -------
@@ -266,7 +315,7 @@ class Report:
         """
         from .. import __version__
 
-        metrics, confusion, notes = compute_metrics(sketch, thresholds, positive_if=positive_if)
+        metrics, confusion, notes = compute_metrics(sketch, thresholds, positive_if=positive_if, ci=ci)
         prov = dict(provenance or {})
         prov["positive_if"] = positive_if
         c = sketch.counters
@@ -306,6 +355,8 @@ class Report:
                 continue
             v = self.metrics[key]
             text = format_metric(v)
+            if isinstance(v, dict) and isinstance(v.get("ci"), dict):
+                text += "  " + format_ci(v["ci"])
             if isinstance(v, dict) and v.get("threshold") is not None:
                 text += f"  at threshold {_num(v['threshold'])}"
             out.append((label, text))
@@ -318,7 +369,14 @@ class Report:
             th = _num(c["requested_threshold"])
             if not c["exact"]:  # counts of the nearest exact threshold; the notes give the bounds
                 th += f" (~{_num(c['threshold'])})"
-            rows.append([th, *(_num(c.get(name)) for name in _CONFUSION_COLUMNS)])
+            cells = []
+            for name in _CONFUSION_COLUMNS:
+                text = _num(c.get(name))
+                band = (c.get("ci") or {}).get(name)
+                if band and band.get("lower") is not None:
+                    text += f" ({band['lower']:.4g}-{band['upper']:.4g})"
+                cells.append(text)
+            rows.append([th, *cells])
         return rows
 
     def provenance_rows(self) -> list[tuple[str, str]]:
@@ -357,7 +415,8 @@ class Report:
         lines.append("")
         lines.append(
             "`value [lower, upper]`: binning bounds, which contain the exact value computed on all rows "
-            "(not a confidence interval); `~` marks a value without bounds."
+            "(not a confidence interval); `(95% CI ...)`: sampling confidence interval; `~` marks a value "
+            "without bounds."
         )
         return "\n".join(lines) + "\n"
 
@@ -374,7 +433,7 @@ class Report:
             rule = self.provenance.get("positive_if", ">=")
             ct = Table(title=f"confusion at thresholds (positive iff score {rule} threshold)", header_style="bold")
             for name in ("threshold", *_CONFUSION_COLUMNS):
-                ct.add_column(name, justify="right")
+                ct.add_column(name, justify="right", overflow="fold")
             for row in self.confusion_rows():
                 ct.add_row(*row)
             yield ct
@@ -413,6 +472,13 @@ def _num(x: Any) -> str:
     if isinstance(x, float):  # weighted counts: whole units are enough on screen (JSON has all digits)
         return f"{x:,.0f}" if abs(x) >= 1e3 else f"{x:.6g}"
     return str(x)
+
+
+def format_ci(ci: dict[str, Any]) -> str:
+    """``(95% CI 0.905-0.919, DeLong)`` from a report's ``ci`` entry; the CI is never called bounds."""
+    if ci.get("lower") is None or ci.get("upper") is None:
+        return f"({100 * ci.get('level', 0.95):g}% CI n/a)"
+    return f"({100 * ci['level']:g}% CI {_num(ci['lower'])}-{_num(ci['upper'])}, {ci['method']})"
 
 
 def format_metric(v: Any) -> str:

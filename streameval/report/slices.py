@@ -39,7 +39,7 @@ def _num(x: Any) -> float | None:
 
 
 def _metric_columns(row: dict[str, Any], sk: BinarySketch, thresholds: Sequence[float], positive_if: str,
-                    prefix: str = "") -> None:
+                    prefix: str = "", ci: Any = None) -> None:
     t = sk.table()
     total = t.P + t.N
     row[prefix + "positives"] = _num(t.P)
@@ -52,6 +52,12 @@ def _metric_columns(row: dict[str, Any], sk: BinarySketch, thresholds: Sequence[
                 _num(e.value), _num(e.lower), _num(e.upper))
         else:
             row[prefix + name] = row[prefix + name + "_lower"] = row[prefix + name + "_upper"] = None
+    if ci is not None:
+        from ..stats import roc_auc_ci
+
+        band = roc_auc_ci(t, ci.level, ci.auc_method) if t.P > 0 and t.N > 0 else None
+        row["roc_auc_ci_lower"] = None if band is None else _num(band.ci_lower)
+        row["roc_auc_ci_upper"] = None if band is None else _num(band.ci_upper)
     if not prefix:
         for name, get in (("log_loss", sk.log_loss), ("brier", sk.brier_score)):
             try:
@@ -101,6 +107,7 @@ class SliceTable:
         thresholds: Sequence[float] = (),
         positive_if: str = ">=",
         provenance: dict[str, Any] | None = None,
+        ci: Any = None,
     ) -> "SliceTable":
         """Compute the table of a :class:`SketchSet`.
 
@@ -113,6 +120,9 @@ class SliceTable:
             Threshold rule.
         provenance : dict, optional
             Carried into :attr:`provenance`.
+        ci : CIOptions, optional
+            Add ``roc_auc_ci_lower``/``roc_auc_ci_upper`` (sampling confidence interval, DeLong by
+            default; not to be confused with the ``_lower``/``_upper`` binning bounds).
 
         Returns
         -------
@@ -131,7 +141,7 @@ class SliceTable:
                 labelled = counts["n_rows"] - counts["n_unlabelled"]
                 row["n_labelled"] = labelled
                 row["labelled_fraction"] = labelled / counts["n_rows"] if counts["n_rows"] else None
-                _metric_columns(row, sk, thresholds, positive_if)
+                _metric_columns(row, sk, thresholds, positive_if, ci=ci)
                 est = _estimate(sketches, key, counts)
                 _metric_columns(row, est if est is not None else BinarySketch(sketches.grid), thresholds,
                                 positive_if, prefix="est_")

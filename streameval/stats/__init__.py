@@ -7,14 +7,14 @@ interval the exact rows would give. Weights are read as frequency weights (count
 
 - :mod:`.delong`: ROC-AUC variance and intervals (DeLong, Hanley & McNeil).
 - :mod:`.proportions`: Wilson, Clopper-Pearson and Jeffreys intervals; rates at a threshold.
-- :mod:`.compare`: two independent samples: AUC (DeLong unpaired), proportions (Newcombe).
+- :mod:`.comparison`: two independent samples: AUC (DeLong unpaired), proportions (Newcombe).
 - :mod:`.multiple`: Benjamini-Hochberg false discovery rate control.
 
 SciPy is imported lazily, by the Clopper-Pearson and Jeffreys intervals and the Student-t
 comparison only.
 """
 
-from .compare import Comparison, compare_auc, compare_proportions
+from .comparison import Comparison, compare, compare_auc, compare_proportions, parse_metric
 from .delong import DeLongPlacements, delong_placements, delong_variance, hanley_mcneil_se, roc_auc_ci
 from .interval import ConfidenceInterval
 from .multiple import BHResult, benjamini_hochberg
@@ -26,11 +26,13 @@ __all__ = [
     "ConfidenceInterval",
     "DeLongPlacements",
     "benjamini_hochberg",
+    "compare",
     "compare_auc",
     "compare_proportions",
     "delong_placements",
     "delong_variance",
     "hanley_mcneil_se",
+    "parse_metric",
     "proportion_ci",
     "rate_cis",
     "roc_auc_ci",

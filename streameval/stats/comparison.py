@@ -13,6 +13,7 @@ ranges that contain the values the exact rows would give. For a conservative dec
 from __future__ import annotations
 
 import math
+from typing import Any
 import warnings
 from dataclasses import dataclass
 
@@ -295,3 +296,91 @@ def compare_proportions(
     return Comparison(
         Estimate.point(d), max(lo, -1.0), min(hi, 1.0), Estimate.point(z), Estimate.point(p), method, level, quantity,
     )
+
+
+_RATE_COUNTS = {  # rate -> (successes, trials) from a Confusion
+    "recall": lambda c: (c.tp, c.tp + c.fn),
+    "precision": lambda c: (c.tp, c.tp + c.fp),
+    "specificity": lambda c: (c.tn, c.tn + c.fp),
+    "fpr": lambda c: (c.fp, c.fp + c.tn),
+    "fnr": lambda c: (c.fn, c.fn + c.tp),
+    "npv": lambda c: (c.tn, c.tn + c.fn),
+    "accuracy": lambda c: (c.tp + c.tn, c.tp + c.fp + c.fn + c.tn),
+}
+
+
+def parse_metric(metric: str) -> tuple[str, float | None]:
+    """``"roc_auc"`` -> ``("roc_auc", None)``; ``"recall@0.5"`` -> ``("recall", 0.5)``.
+
+    Raises
+    ------
+    UsageError
+        For an unknown metric, or a rate without ``@threshold``.
+    """
+    name, _, at = metric.partition("@")
+    name = {"tpr": "recall", "tnr": "specificity", "ppv": "precision", "auc": "roc_auc"}.get(name, name)
+    if name == "roc_auc" and not at:
+        return name, None
+    if name in _RATE_COUNTS and at:
+        try:
+            return name, float(at)
+        except ValueError:
+            pass
+    raise UsageError(
+        f"unknown metric {metric!r}: use roc_auc, or a rate at a threshold such as recall@0.5 "
+        f"(rates: {', '.join(_RATE_COUNTS)})"
+    )
+
+
+def compare(first: Any, second: Any, metric: str = "roc_auc", *, level: float = 0.95,
+            positive_if: str = ">=") -> Comparison:
+    """Compare a metric between two independent samples (two periods, two populations).
+
+    Parameters
+    ----------
+    first, second : BinarySketch
+        Sketches of the two samples (no row in both).
+    metric : str, default "roc_auc"
+        ``"roc_auc"`` (DeLong's unpaired test, :func:`compare_auc`) or a rate at a threshold,
+        ``"recall@0.5"``, ``"precision@0.8"``, ``"fpr@0.3"``, ... (two-proportion test and
+        Newcombe's interval, :func:`compare_proportions`).
+    level : float in (0, 1), default 0.95
+    positive_if : {">=", ">"}
+        Threshold rule for rates.
+
+    Returns
+    -------
+    Comparison
+        ``estimate`` is ``first - second``.
+
+    Raises
+    ------
+    UsageError
+        Unknown metric, or sketches whose positive classes differ (the comparison would mean
+        different things).
+    IncompatibleGridError
+        For a rate, sketches on different grids (the threshold would cut them differently).
+    """
+    from ..errors import IncompatibleGridError
+
+    name, threshold = parse_metric(metric)
+    if getattr(first, "pos_label", None) != getattr(second, "pos_label", None):
+        raise UsageError(
+            f"cannot compare sketches whose positive classes differ ({first.pos_label!r} and {second.pos_label!r})"
+        )
+    if threshold is None:
+        return compare_auc(first.table(), second.table(), level)
+    if first.grid != second.grid:
+        raise IncompatibleGridError(
+            f"cannot compare {metric} between sketches on {first.grid.describe()} and {second.grid.describe()}"
+        )
+    ca = first.confusion(threshold, positive_if=positive_if)
+    cb = second.confusion(threshold, positive_if=positive_if)
+    if not (ca.exact and cb.exact):
+        raise UsageError(
+            f"threshold {threshold!r} cuts a bin in one of the sketches, so its counts are not exact; "
+            "rebuild both on a grid with a cut there (--grid ...@THRESHOLD) to compare rates at it"
+        )
+    x1, n1 = _RATE_COUNTS[name](ca)
+    x2, n2 = _RATE_COUNTS[name](cb)
+    return compare_proportions(x1, n1, x2, n2, level)
