@@ -334,16 +334,24 @@ class SketchSet:
         code, cell = _reduce(code[keep], self._cell[keep])
         return self._binary(code, cell, None)
 
-    def score_histogram(self, key: Key | Any, *, labelled: bool | None = None) -> tuple[np.ndarray, np.ndarray]:
-        """``(bins, weight)`` of one group's scores, for drift: bins ascending, weights per bin.
+    def score_histogram(
+        self, key: Key | Any, *, labelled: bool | None = None
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """``(bins, weight, min, max)`` of one group's scores, for drift; bins ascending.
 
         ``labelled=None`` counts every row, True only labelled rows, False only unlabelled ones.
+        See :func:`streameval.stats.score_drift`.
         """
         code, cell = self._group_cells(self._gid(key))
         cls = code % 3
         keep = np.ones(code.shape[0], bool) if labelled is None else ((cls != UNLABELLED) == labelled)
         bins, inverse = np.unique(code[keep] // 3, return_inverse=True)
-        return bins, np.bincount(inverse.reshape(-1), weights=cell[keep, 0], minlength=bins.shape[0])
+        inverse = inverse.reshape(-1)
+        lo = np.full(bins.shape[0], np.inf)
+        hi = np.full(bins.shape[0], -np.inf)
+        np.minimum.at(lo, inverse, cell[keep, 1])
+        np.maximum.at(hi, inverse, cell[keep, 2])
+        return bins, np.bincount(inverse, weights=cell[keep, 0], minlength=bins.shape[0]), lo, hi
 
     def unlabelled_estimate(self, key: Key | Any) -> BinarySketch:
         """Estimated performance of a group's unlabelled rows, assuming calibrated scores.

@@ -107,9 +107,9 @@ def test_unlabelled_rows_are_counted_kept_and_estimated():
         counts = ss.counts(key)
         assert counts["n_rows"] == len(g) and counts["n_unlabelled"] == g.y.isna().sum()
         assert ss.sketch(key).roc_auc().value == pytest.approx(skm.roc_auc_score(lab.y, lab.s), abs=1e-12)
-        bins, weight = ss.score_histogram(key)
+        bins, weight, _, _ = ss.score_histogram(key)
         assert weight.sum() == len(g)
-        _, wu = ss.score_histogram(key, labelled=False)
+        _, wu, _, _ = ss.score_histogram(key, labelled=False)
         assert wu.sum() == g.y.isna().sum()
     with pytest.raises(InputError, match="null label"):
         SketchSet(["c"]).update({"c": ["a", "b"]}, [1.0, np.nan], [0.2, 0.3], require_labels=True)

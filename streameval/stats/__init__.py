@@ -8,6 +8,7 @@ interval the exact rows would give. Weights are read as frequency weights (count
 - :mod:`.delong`: ROC-AUC variance and intervals (DeLong, Hanley & McNeil).
 - :mod:`.proportions`: Wilson, Clopper-Pearson and Jeffreys intervals; rates at a threshold.
 - :mod:`.comparison`: two independent samples: AUC (DeLong unpaired), proportions (Newcombe).
+- :mod:`.drift`: score drift between two histograms: PSI, KS distance, Jensen-Shannon.
 - :mod:`.multiple`: Benjamini-Hochberg false discovery rate control.
 
 SciPy is imported lazily, by the Clopper-Pearson and Jeffreys intervals and the Student-t
@@ -15,6 +16,7 @@ comparison only.
 """
 
 from .comparison import Comparison, compare, compare_auc, compare_proportions, parse_metric
+from .drift import Drift, score_drift
 from .delong import DeLongPlacements, delong_placements, delong_variance, hanley_mcneil_se, roc_auc_ci
 from .interval import ConfidenceInterval
 from .multiple import BHResult, benjamini_hochberg
@@ -25,6 +27,7 @@ __all__ = [
     "Comparison",
     "ConfidenceInterval",
     "DeLongPlacements",
+    "Drift",
     "benjamini_hochberg",
     "compare",
     "compare_auc",
@@ -36,4 +39,5 @@ __all__ = [
     "proportion_ci",
     "rate_cis",
     "roc_auc_ci",
+    "score_drift",
 ]
