@@ -56,5 +56,6 @@ __all__ = [
 from .evaluate import EmptyInputError, evaluate, sketch_source  # noqa: E402
 from .report import Report  # noqa: E402
 from .sources import SourceError, open_source  # noqa: E402
+from .monitor import Store  # noqa: E402
 
-__all__ += ["EmptyInputError", "Report", "SourceError", "evaluate", "open_source", "sketch_source"]
+__all__ += ["Store", "EmptyInputError", "Report", "SourceError", "evaluate", "open_source", "sketch_source"]

@@ -530,6 +530,15 @@ def demo_cmd(
     _run(body)
 
 
+def _add_monitor() -> None:
+    from .cli_monitor import monitor_app
+
+    app.add_typer(monitor_app, name="monitor")
+
+
+_add_monitor()
+
+
 def main() -> None:
     """Console-script entry point."""
     app()

@@ -402,6 +402,57 @@ class SketchSet:
         for key in self._keys:
             yield key, self.sketch(key)
 
+    # -- storage ------------------------------------------------------------------------------
+    def group_parts(self, key: Key | Any) -> tuple[BinarySketch, bytes | None, dict[str, int | float]]:
+        """One group as plain parts for storage: ``(labelled, unlabelled, counts)``.
+
+        ``labelled`` is the group's sketch (:meth:`sketch`); ``unlabelled`` the cells of its rows
+        whose label is null, encoded by :func:`encode_cells` (None when there are none);
+        ``counts`` its counters (:meth:`counts`). :meth:`add_group` is the inverse.
+        """
+        gid = self._gid(key)
+        code, cell = self._group_cells(gid)
+        mine = (code % 3) == UNLABELLED
+        unlabelled = encode_cells(code[mine] // 3, cell[mine]) if mine.any() else None
+        return self.sketch(key), unlabelled, self.counts(key)
+
+    def add_group(
+        self, key: Key, labelled: BinarySketch, unlabelled: bytes | None, counts: Mapping[str, Any]
+    ) -> None:
+        """Add a stored group's parts (see :meth:`group_parts`) to the group ``key``, merging.
+
+        Raises
+        ------
+        IncompatibleGridError
+            If the labelled sketch is on another grid.
+        InputError
+            If the positive classes differ.
+        SketchFormatError
+            If ``unlabelled`` is not a valid cell block for this grid.
+        """
+        if labelled.grid != self.grid:
+            raise IncompatibleGridError(f"cannot add a group on {labelled.grid.describe()} to a set on {self.grid.describe()}")
+        _merge_labels(self._labels, labelled._labels)
+        gid = self._group(tuple(key))
+        span = self.grid.n_bins
+        keys, values = labelled._compact()
+        for c in (0, 1):
+            has = values[:, c, 0] > 0
+            if has.any():
+                self._pending.append(((gid * span + keys[has]) * 3 + c, values[has, c, :].copy()))
+                self._pending_cells += int(has.sum())
+        if unlabelled is not None:
+            bins, cells = decode_cells(unlabelled, span)
+            self._pending.append(((gid * span + bins) * 3 + UNLABELLED, cells))
+            self._pending_cells += bins.shape[0]
+        for i, name in enumerate(_INT):
+            self._ints[i, gid] += int(counts.get(name, 0))
+        for i, name in enumerate(_FLOAT):
+            self._floats[i, gid] += float(counts.get(name, 0.0))
+        self.weighted = self.weighted or bool(labelled.counters.get("weighted", False))
+        if self._pending_cells > max(_CONSOLIDATE_CELLS, self._code.shape[0]):
+            self._consolidate()
+
     # -- merge and roll-up --------------------------------------------------------------------
     def merge(self, other: "SketchSet") -> "SketchSet":
         """A new set holding both sets' rows, group by group; the inputs are unchanged.
@@ -471,6 +522,43 @@ def _remap(sets: Sequence[SketchSet], names: tuple[str, ...], key_of: Callable[[
         out.weighted = out.weighted or s.weighted
     out._code, out._cell = _reduce(np.concatenate(codes), np.concatenate(cells))
     return out
+
+
+_CELLS_MAGIC = b"SEVCELL1"
+
+
+def encode_cells(bins: np.ndarray, cells: np.ndarray) -> bytes:
+    """A score histogram as bytes: magic ``SEVCELL1``, uint64 count k, k int64 bin indices
+    (strictly increasing), k x 4 float64 ``[weight, min, max, score_sum]``; little-endian."""
+    k = int(bins.shape[0])
+    return (_CELLS_MAGIC + np.uint64(k).astype("<u8").tobytes() + np.asarray(bins, "<i8").tobytes()
+            + np.asarray(cells, "<f8").tobytes())
+
+
+def decode_cells(data: bytes, n_bins: int) -> tuple[np.ndarray, np.ndarray]:
+    """Inverse of :func:`encode_cells`, checked: bins increasing and inside the grid, weights
+    finite and positive, ``min <= max``.
+
+    Raises
+    ------
+    SketchFormatError
+        If the bytes are not such a block.
+    """
+    from .errors import SketchFormatError
+
+    head = len(_CELLS_MAGIC) + 8
+    if len(data) < head or data[: len(_CELLS_MAGIC)] != _CELLS_MAGIC:
+        raise SketchFormatError("not a streameval cell block (bad magic)")
+    k = int(np.frombuffer(data[len(_CELLS_MAGIC):head], "<u8")[0])
+    if k > n_bins or len(data) != head + 40 * k:
+        raise SketchFormatError(f"cell block of {len(data)} bytes does not hold the {k} cells it declares")
+    bins = np.frombuffer(data, "<i8", k, head).astype(np.int64)
+    cells = np.frombuffer(data, "<f8", 4 * k, head + 8 * k).reshape(k, 4).astype(np.float64)
+    ok = (k == 0 or (bins[0] >= 0 and bins[-1] < n_bins)) and bool(np.all(np.diff(bins) > 0))
+    ok = ok and bool(np.all(np.isfinite(cells[:, 0]) & (cells[:, 0] > 0) & (cells[:, 1] <= cells[:, 2])))
+    if not ok:
+        raise SketchFormatError("cell block is inconsistent (bins out of order or range, bad weights or min > max)")
+    return bins, cells
 
 
 def _cells(code: np.ndarray, s: np.ndarray, w: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

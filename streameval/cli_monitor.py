@@ -1,0 +1,158 @@
+"""``streameval monitor``: ingest files into a store, report from it, check it for alerts, forget files.
+
+A thin shell over :class:`streameval.monitor.Store` and :func:`streameval.monitor.check`.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any, List, Optional
+
+import typer
+
+monitor_app = typer.Typer(
+    name="monitor",
+    help="Incremental monitoring: a DuckDB store of per-(window, slice) sketches, reports and alerts.",
+    no_args_is_help=True,
+    add_completion=False,
+)
+
+_STORE = typer.Option(..., "--store", metavar="FILE", help="The store (a DuckDB file; created by the first ingest).")
+
+
+def _shared() -> Any:
+    from . import cli
+
+    return cli
+
+
+@monitor_app.command("ingest")
+def ingest_cmd(
+    paths: List[str] = typer.Argument(..., help="Files, directories or globs to ingest.", show_default=False),
+    store: Path = _STORE,
+    score: Optional[str] = typer.Option(None, "--score", "-s", help="Score column (first ingest; then the store's)."),
+    label: Optional[str] = typer.Option(None, "--label", "-l", help="Label column; null labels count as unlabelled."),
+    weight: Optional[str] = typer.Option(None, "--weight", "-w", help="Sample-weight column."),
+    by: Optional[str] = typer.Option(None, "--by", "-b", metavar="COLUMNS", help="Slice columns, comma-separated."),
+    time_col: Optional[str] = typer.Option(None, "--time", metavar="COLUMN", help="Time column."),
+    window: Optional[str] = typer.Option(None, "--window", metavar="LENGTH", help="Window: 1h, 1d, 1w, 1mo, ..."),
+    tz: Optional[str] = typer.Option(None, "--tz", metavar="ZONE", help="Time zone of the windows (default UTC)."),
+    grid: Optional[str] = typer.Option(None, "--grid", "-g", help="Binning grid (see `eval --help`)."),
+    pos_label: Optional[str] = typer.Option(None, "--pos-label", help="Label value of the positive class."),
+    config: Optional[Path] = typer.Option(None, "--config", "-c", help="TOML job config ([eval] keys)."),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="Print nothing on success."),
+) -> None:
+    """Ingest files: new ones are added, changed ones (late labels) replaced, unchanged ones skipped."""
+    cli = _shared()
+    cfg = cli._load_config(config) if config is not None else {}
+
+    def pick(value: Any, key: str) -> Any:
+        return value if value is not None else cfg.get(key)
+
+    by_ = pick(by, "by")
+    if isinstance(by_, str):
+        by_ = [b.strip() for b in by_.split(",") if b.strip()]
+
+    def body() -> None:
+        from .monitor import Store
+
+        with Store(store) as st:
+            results = st.ingest(paths, score=pick(score, "score"), label=pick(label, "label"),
+                                weight=pick(weight, "weight"), by=by_, time=pick(time_col, "time"),
+                                window=pick(window, "window"), tz=pick(tz, "tz"), grid=pick(grid, "grid"),
+                                pos_label=pick(pos_label, "pos_label"), where=cfg.get("where"))
+        if not quiet:
+            for r in results:
+                what = {"added": f"added {r.rows:,} rows in {r.groups:,} groups",
+                        "replaced": f"replaced with {r.rows:,} rows in {r.groups:,} groups",
+                        "unchanged": "unchanged, skipped"}[r.action]
+                typer.echo(f"{r.path}: {what}", err=True)
+
+    cli._run(body)
+
+
+@monitor_app.command("forget")
+def forget_cmd(
+    paths: List[str] = typer.Argument(..., help="Files whose contribution to remove.", show_default=False),
+    store: Path = _STORE,
+) -> None:
+    """Remove files' contributions from the store (each in one transaction)."""
+    cli = _shared()
+
+    def body() -> None:
+        from .monitor import Store
+
+        with Store(store) as st:
+            for p in paths:
+                typer.echo(f"{p}: {'forgotten' if st.forget(p) else 'not in the store'}", err=True)
+
+    cli._run(body)
+
+
+@monitor_app.command("report")
+def report_cmd(
+    store: Path = _STORE,
+    by: Optional[str] = typer.Option(None, "--by", "-b", metavar="COLUMNS", help="Slice columns to keep (default: the store's); '' for none."),
+    window: Optional[str] = typer.Option(None, "--window", metavar="LENGTH", help="Roll windows up to this length, or 'all'."),
+    since: Optional[str] = typer.Option(None, "--since", metavar="WHEN", help="From this date, or a length such as 30d before the newest window."),
+    threshold: Optional[List[float]] = typer.Option(None, "--threshold", "-t", help="Thresholds for rate columns (repeatable)."),
+    ci: bool = typer.Option(False, "--ci", help="Add DeLong 95% CIs of the AUC."),
+    fmt: Optional[str] = typer.Option("table", "--format", "-f", help="table, json, csv or markdown."),
+    output: Optional[Path] = typer.Option(None, "--output", "-o", help="Write to this file."),
+) -> None:
+    """Merge the store on read and print one row per (window, slice)."""
+    cli = _shared()
+    try:
+        fmt_ = cli.Format(fmt)
+    except ValueError:
+        raise typer.BadParameter(f"unknown format {fmt!r}", param_hint="--format") from None
+
+    def body() -> None:
+        from .monitor import Store
+        from .monitor.alerts import parse_since
+        from .report import CIOptions, SliceTable
+
+        with Store(store, read_only=True) as st:
+            start = None if since is None else parse_since(since, st.newest_window())
+            keep = None if by is None else [b.strip() for b in by.split(",") if b.strip()]
+            ss = st.sketchset(by=keep, window=window, since=start)
+            table = SliceTable.from_sketchset(ss, thresholds=list(threshold or []), ci=CIOptions() if ci else None,
+                                              provenance={"source": str(store)})
+        cli._emit(table, fmt_, output)
+
+    cli._run(body)
+
+
+@monitor_app.command("check")
+def check_cmd(
+    store: Path = _STORE,
+    reference: str = typer.Option(..., "--reference", metavar="PERIOD", help="Reference period: START:END dates, or a length such as 30d."),
+    current: str = typer.Option("7d", "--current", metavar="PERIOD", help="Current period (default the last 7d of windows)."),
+    metric: str = typer.Option("roc_auc", "--metric", "-m", help="roc_auc, or a rate at a threshold such as recall@0.5."),
+    by: Optional[str] = typer.Option(None, "--by", "-b", metavar="COLUMNS", help="Slice columns (default: the store's)."),
+    min_effect: float = typer.Option(0.0, "--min-effect", min=0.0, help="Smallest change worth an alert."),
+    alpha: float = typer.Option(0.05, "--alpha", min=0.0, max=1.0, help="False discovery rate across slices."),
+    direction: Optional[str] = typer.Option(None, "--direction", help="decrease, increase or both (default: the harmful one)."),
+    fmt: str = typer.Option("table", "--format", "-f", help="table or json."),
+) -> None:
+    """Compare each slice's current period with its reference; exit 3 when an alert fires.
+
+    Each slice is tested (DeLong for AUC, two proportions for rates), the p-values are corrected
+    with Benjamini-Hochberg, and a slice alerts when its change is significant and at least
+    --min-effect in the harmful direction. Slices are ranked by contribution to the overall change.
+    """
+    cli = _shared()
+
+    def body() -> None:
+        from .monitor import Store, check
+
+        with Store(store, read_only=True) as st:
+            keep = None if by is None else [b.strip() for b in by.split(",") if b.strip()]
+            table = check(st, reference=reference, current=current, metric=metric, by=keep, min_effect=min_effect,
+                          alpha=alpha, direction=direction)
+        sys.stdout.write(table.to_json() + "\n" if fmt == "json" else table.to_text())
+        if table.fired:
+            raise typer.Exit(cli.EXIT_ALERT)
+
+    cli._run(body)

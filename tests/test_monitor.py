@@ -1,0 +1,162 @@
+"""The monitoring store: incremental, idempotent, crash-safe ingest; merge on read; alerts."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import numpy as np
+import pandas as pd
+import pytest
+from sklearn import metrics as skm
+from typer.testing import CliRunner
+
+from streameval.cli import app
+from streameval.monitor import Store, StoreBusyError, check
+
+
+def _day(path, day: int, n: int = 4000, seed: int = 0, degrade: bool = False, unlabelled: float = 0.0):
+    rng = np.random.default_rng(seed * 100 + day)
+    y = rng.random(n) < 0.25
+    seg = rng.choice(["a", "b", None], n)
+    shift = np.where((seg == "b") & degrade, 0.0, 0.3)
+    s = np.round(np.clip(rng.normal(0.4 + shift * y, 0.2), 0, 1), 3)
+    lab = y.astype(float)
+    lab[rng.random(n) < unlabelled] = np.nan
+    ts = pd.Timestamp(f"2026-11-{day:02d}") + pd.to_timedelta(rng.integers(0, 86400, n), unit="s")
+    df = pd.DataFrame({"score": s, "label": lab, "segment": seg, "ts": ts})
+    df.to_parquet(path)
+    return df
+
+
+JOB = dict(score="score", label="label", by=["segment"], time="ts", window="1d")
+
+
+def _state(store: Store) -> dict:
+    ss = store.sketchset()
+    out = {}
+    for key in ss.keys():
+        k, v = ss.sketch(key)._compact()
+        out[key] = (k.tolist(), v[:, :, :3].tolist(), ss.counts(key)["n_rows"], ss.counts(key)["n_unlabelled"])
+    return out
+
+
+def test_store_rows_equal_a_group_by_and_reingest_is_idempotent(tmp_path):
+    frames = [_day(tmp_path / f"d{d}.parquet", d, unlabelled=0.1) for d in (1, 2, 3)]
+    df = pd.concat(frames)
+    with Store(tmp_path / "m.duckdb") as st:
+        res = st.ingest(str(tmp_path / "*.parquet"), **JOB)
+        assert [r.action for r in res] == ["added"] * 3
+        t0 = time.perf_counter()
+        again = st.ingest(str(tmp_path / "*.parquet"))
+        assert [r.action for r in again] == ["unchanged"] * 3 and time.perf_counter() - t0 < 1.0
+        ss = st.sketchset()
+        df["day"] = df.ts.dt.floor("D")
+        for (day, seg), g in df.groupby(["day", "segment"], dropna=False):
+            key = (day.tz_localize("UTC").to_pydatetime(), None if pd.isna(seg) else seg)
+            lab = g[g.label.notna()]
+            assert ss.counts(key)["n_rows"] == len(g) and ss.counts(key)["n_unlabelled"] == g.label.isna().sum()
+            assert ss.sketch(key).roc_auc().value == pytest.approx(skm.roc_auc_score(lab.label, lab.score), abs=1e-12)
+        by_seg = st.sketchset(window="all")
+        for seg, g in df.groupby("segment", dropna=False):
+            lab = g[g.label.notna()]
+            auc = by_seg.sketch((None if pd.isna(seg) else seg,)).roc_auc().value
+            assert auc == pytest.approx(skm.roc_auc_score(lab.label, lab.score), abs=1e-12)
+        weekly = st.sketchset(by=[], window="1w")
+        assert sum(weekly.counts(k)["n_rows"] for k in weekly.keys()) == len(df)
+
+
+def test_changed_file_replaces_its_rows_and_forget_removes_them(tmp_path):
+    p = tmp_path / "d1.parquet"
+    _day(p, 1, unlabelled=0.5)
+    with Store(tmp_path / "m.duckdb") as st:
+        st.ingest(str(p), **JOB)
+        before = st.sketchset(by=[], window="all").counts(())
+        labelled = _day(p, 1, unlabelled=0.0)  # the late labels arrive: same rows, new file
+        os.utime(p, ns=(time.time_ns(), time.time_ns() + 10**9))
+        assert st.ingest(str(p))[0].action == "replaced"
+        after = st.sketchset(by=[], window="all")
+        assert after.counts(())["n_rows"] == before["n_rows"] == len(labelled)
+        assert after.counts(())["n_unlabelled"] == 0
+        assert after.sketch(()).roc_auc().value == pytest.approx(skm.roc_auc_score(labelled.label, labelled.score), abs=1e-12)
+        assert st.forget(p) and not st.forget(p)
+        assert st.files() == []
+
+
+def test_a_contradicting_job_and_a_second_writer_are_refused(tmp_path):
+    _day(tmp_path / "d1.parquet", 1)
+    path = tmp_path / "m.duckdb"
+    with Store(path) as st:
+        st.ingest(str(tmp_path / "d1.parquet"), **JOB)
+        with pytest.raises(ValueError, match="built with window"):
+            st.ingest(str(tmp_path / "d1.parquet"), window="1h")
+        code = f"import streameval; streameval.Store({str(path)!r})"
+        r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+        assert r.returncode != 0 and "StoreBusyError" in r.stderr and "busy" in r.stderr
+    Store(path, read_only=True).close()  # free again once the writer is gone
+    assert issubclass(StoreBusyError, RuntimeError)
+
+
+_INGEST = """
+import sys, streameval
+with streameval.Store(sys.argv[1]) as st:
+    st.ingest(sys.argv[2:], score="score", label="label", by=["segment"], time="ts", window="1d")
+"""
+
+
+@pytest.mark.parametrize("kills", [20])
+def test_kill_minus_nine_leaves_the_store_before_or_after_each_file(tmp_path, kills):
+    files = [str(tmp_path / f"d{d}.parquet") for d in range(1, 7)]
+    for d, f in enumerate(files, start=1):
+        _day(f, d, n=30000)
+    clean = tmp_path / "clean.duckdb"
+    with Store(clean) as st:
+        st.ingest(files, **JOB)
+        expected = _state(st)
+    rng = np.random.default_rng(0)
+    partial = 0
+    for k in range(kills):
+        path = tmp_path / f"k{k}.duckdb"
+        proc = subprocess.Popen([sys.executable, "-c", _INGEST, str(path), *files])
+        time.sleep(float(rng.uniform(0.8, 2.2)))
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+        with Store(path) as st:
+            if st.job:  # killed after the first transaction began: every file is whole or absent
+                done = {f["path"] for f in st.files()}
+                partial += 0 < len(done) < len(files)
+                part = _state(st)
+                with Store(tmp_path / f"ref{k}.duckdb") as ref:
+                    ref.ingest(sorted(done), **JOB) if done else None
+                    assert part == (_state(ref) if done else {})
+                st.ingest(files, **JOB)
+                assert _state(st) == expected
+        for p in tmp_path.glob(f"*{k}.duckdb*"):
+            p.unlink()
+    assert partial >= kills // 4, f"only {partial} of {kills} kills landed between files; retune the delays"
+
+
+def test_check_flags_the_degraded_slice_and_exits_3(tmp_path):
+    for d in range(1, 11):
+        _day(tmp_path / f"d{d:02d}.parquet", d, n=6000, degrade=d >= 8)
+    store = tmp_path / "m.duckdb"
+    with Store(store) as st:
+        st.ingest(str(tmp_path / "*.parquet"), **JOB)
+        table = check(st, reference="2026-11-01:2026-11-08", current="3d", min_effect=0.02)
+    flagged = [r["segment"] for r in table.rows if r["alert"]]
+    assert flagged == ["b"] and table.rows[0]["segment"] == "b"  # ranked first by contribution
+    assert table.overall["delta"] < 0
+    runner = CliRunner()
+    r = runner.invoke(app, ["monitor", "check", "--store", str(store), "--reference", "2026-11-01:2026-11-08",
+                            "--current", "3d", "--min-effect", "0.02"])
+    assert r.exit_code == 3 and "ALERT" in r.stdout
+    quiet = runner.invoke(app, ["monitor", "check", "--store", str(store), "--reference", "2026-11-01:2026-11-04",
+                                "--current", "2026-11-04:2026-11-07"])
+    assert quiet.exit_code == 0
+    rep = runner.invoke(app, ["monitor", "report", "--store", str(store), "--window", "1w", "-f", "json"])
+    assert rep.exit_code == 0 and '"window"' in rep.stdout
+    bad = runner.invoke(app, ["monitor", "check", "--store", str(store), "--reference", "last month"])
+    assert bad.exit_code == 2
