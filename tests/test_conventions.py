@@ -115,3 +115,13 @@ def test_no_warning_noise_on_a_clean_report():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         Report.from_sketch(BinarySketch().update(y, s), thresholds=[0.5])
+
+
+def test_estimate_behaves_as_its_value():
+    auc = BinarySketch().update([0, 0, 1, 1], [0.1, 0.4, 0.35, 0.8]).roc_auc()
+    assert auc > 0.7 and auc >= 0.75 and auc < 0.8 and auc <= 0.75 and auc == 0.75 and auc != 0.7
+    assert round(auc, 1) == 0.8 and abs(auc - 0.5) == pytest.approx(0.25) and 2 * auc == 1.5 and 1 - auc == 0.25
+    assert bool(np.isclose(auc, 0.75)) and float(np.asarray(auc)) == 0.75 and f"{auc:.2f}" == "0.75"
+    assert (auc.lower, auc.upper, auc.exact) == (0.75, 0.75, True)
+    assert auc == streameval.Estimate(0.75, 0.75, 0.75) and len({auc, streameval.Estimate(0.75, 0.75, 0.75)}) == 1
+    assert sorted([auc, streameval.Estimate(0.5, 0.4, 0.6)], key=float)[0].value == 0.5

@@ -4,14 +4,20 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Callable
+from typing import Any, Callable
+
+import numpy as np
 
 __all__ = ["Estimate"]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Estimate:
     """A metric's point estimate and a rigorous interval that contains the exact value.
+
+    It behaves as its value where a number is expected: ``auc > 0.8``, ``round(auc, 3)``,
+    ``auc - 0.5``, ``np.isclose(auc, 0.9)``, ``f"{auc:.3f}"`` and ``float(auc)`` all use
+    :attr:`value`; ``auc == 0.75`` compares the value, ``auc == other_estimate`` all three fields.
 
     The exact value is the one scikit-learn computes on the raw rows (ties counted as its
     documentation says). ``lower <= exact <= upper`` always holds, up to floating-point rounding
@@ -41,6 +47,63 @@ class Estimate:
 
     def __float__(self) -> float:
         return float(self.value)
+
+    # -- behave as the number it estimates ----------------------------------------------------
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, Estimate):
+            return (self.value, self.lower, self.upper) == (other.value, other.lower, other.upper)
+        if isinstance(other, (int, float, np.floating, np.integer)):
+            return bool(self.value == other)
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash((self.value, self.lower, self.upper))
+
+    def __lt__(self, other: float) -> bool:
+        return self.value < float(other)
+
+    def __le__(self, other: float) -> bool:
+        return self.value <= float(other)
+
+    def __gt__(self, other: float) -> bool:
+        return self.value > float(other)
+
+    def __ge__(self, other: float) -> bool:
+        return self.value >= float(other)
+
+    def __round__(self, ndigits: int | None = None) -> float:
+        return round(self.value, ndigits)
+
+    def __add__(self, other: float) -> float:
+        return self.value + float(other)
+
+    __radd__ = __add__
+
+    def __sub__(self, other: float) -> float:
+        return self.value - float(other)
+
+    def __rsub__(self, other: float) -> float:
+        return float(other) - self.value
+
+    def __mul__(self, other: float) -> float:
+        return self.value * float(other)
+
+    __rmul__ = __mul__
+
+    def __truediv__(self, other: float) -> float:
+        return self.value / float(other)
+
+    def __rtruediv__(self, other: float) -> float:
+        return float(other) / self.value
+
+    def __neg__(self) -> float:
+        return -self.value
+
+    def __abs__(self) -> float:
+        return abs(self.value)
+
+    def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
+        return np.asarray(self.value, dtype=dtype)
 
     def __contains__(self, x: float) -> bool:
         return self.lower <= x <= self.upper
