@@ -31,7 +31,24 @@ app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
+    context_settings={"help_option_names": ["-h", "--help"]},
+    rich_markup_mode=None,  # plain help: readable metavars, and no rich import for --help
 )
+
+
+def _version(value: bool) -> None:
+    if value:
+        from . import __version__
+
+        typer.echo(f"streameval {__version__}")
+        raise typer.Exit(0)
+
+
+@app.callback()
+def _main_options(
+    version: bool = typer.Option(False, "--version", "-V", callback=_version, is_eager=True, help="Print the version and exit."),
+) -> None:
+    """Evaluate binary classifiers over prediction logs too big for memory."""
 
 
 class Rule(str, Enum):
@@ -183,6 +200,24 @@ def _console(err: bool = False) -> Any:
     return Console(file=stream, width=None if stream.isatty() else 120, soft_wrap=False)
 
 
+def parse_thresholds(values: Optional[List[str]]) -> list[float]:
+    """``["0.3,0.5", "0.9"]`` -> ``[0.3, 0.5, 0.9]``; NaN or text is a usage error (exit 2)."""
+    import math
+
+    out = []
+    for v in values or []:
+        for part in str(v).split(","):
+            try:
+                t = float(part)
+            except ValueError:
+                t = math.nan
+            if math.isnan(t):
+                raise typer.BadParameter(f"bad threshold {part.strip()!r}: give numbers such as 0.5 or 0.3,0.5",
+                                         param_hint="--threshold")
+            out.append(t)
+    return out
+
+
 def _parse_gates(text: Optional[str]) -> list[tuple[str, float | None, float]]:
     """``roc_auc=0.8,recall@0.5=0.6`` -> ``[(metric, threshold or None, floor), ...]``."""
     if not text:
@@ -256,36 +291,36 @@ _SOURCES_HELP = (
 
 @app.command("eval")
 def eval_cmd(
-    sources: Optional[List[str]] = typer.Argument(None, help=_SOURCES_HELP, show_default=False),
-    score: Optional[str] = typer.Option(None, "--score", "-s", help="Score column, or an SQL expression."),
+    sources: Optional[List[str]] = typer.Argument(None, help=_SOURCES_HELP, show_default=False, metavar="SOURCE"),
+    score: Optional[str] = typer.Option(None, "--score", "-s", metavar="COLUMN", help="Score column, or an SQL expression."),
     label: Optional[str] = typer.Option(
-        None, "--label", "-l", help="Label column, or an SQL expression such as \"status = 'fraud'\"."
+        None, "--label", "-l", metavar="COLUMN", help="Label column, or an SQL expression such as \"status = 'fraud'\"."
     ),
-    weight: Optional[str] = typer.Option(None, "--weight", "-w", help="Sample-weight column or expression."),
-    pos_label: Optional[str] = typer.Option(None, "--pos-label", help="Label value of the positive class."),
+    weight: Optional[str] = typer.Option(None, "--weight", "-w", metavar="COLUMN", help="Sample-weight column or expression."),
+    pos_label: Optional[str] = typer.Option(None, "--pos-label", metavar="VALUE", help="Label value of the positive class."),
     grid: Optional[str] = typer.Option(
-        None, "--grid", "-g", help="Binning grid: probability[:BITS] (default), float[:BITS], linear:LO:HI:BINS; append @T1,T2 to cut bins at thresholds (exact counts there), e.g. probability@0.5."
+        None, "--grid", "-g", metavar="GRID", help="Binning grid: probability[:BITS] (default), float[:BITS], linear:LO:HI:BINS; append @T1,T2 to cut bins at thresholds (exact counts there), e.g. probability@0.5."
     ),
-    threshold: Optional[List[float]] = typer.Option(
-        None, "--threshold", "-t", help="Threshold for confusion counts (repeatable). Default 0.5 for probabilities."
+    threshold: Optional[List[str]] = typer.Option(
+        None, "--threshold", "-t", metavar="T[,T...]", help="Thresholds for confusion counts: -t 0.3,0.5 or repeated. Default 0.5 for probabilities."
     ),
-    where: Optional[str] = typer.Option(None, "--where", help="SQL filter on the rows (run by DuckDB)."),
+    where: Optional[str] = typer.Option(None, "--where", metavar="SQL", help="SQL filter on the rows (run by DuckDB)."),
     sql: Optional[str] = typer.Option(
-        None, "--sql", help="DuckDB query giving the rows; the SOURCE files are the view `data`."
+        None, "--sql", metavar="SQL", help="DuckDB query giving the rows; the SOURCE files are the view `data`."
     ),
-    table: Optional[str] = typer.Option(None, "--table", help="Table to read from a .duckdb SOURCE."),
+    table: Optional[str] = typer.Option(None, "--table", metavar="NAME", help="Table to read from a .duckdb SOURCE."),
     fmt: Optional[Format] = typer.Option(None, "--format", "-f", help="Output format (default table)."),
-    output: Optional[Path] = typer.Option(None, "--output", "-o", help="Write the report to this file."),
+    output: Optional[Path] = typer.Option(None, "--output", "-o", metavar="FILE", help="Write the report to this file."),
     save_sketch: Optional[Path] = typer.Option(
-        None, "--save-sketch", help="Save the sketch to this file (to merge or re-report later)."
+        None, "--save-sketch", metavar="FILE", help="Save the sketch to this file (to merge or re-report later)."
     ),
-    config: Optional[Path] = typer.Option(None, "--config", "-c", help="TOML job config; options given here override it."),
+    config: Optional[Path] = typer.Option(None, "--config", "-c", metavar="FILE", help="TOML job config; options given here override it."),
     skip_nan: Optional[bool] = typer.Option(
         None, "--skip-nan/--no-skip-nan", help="Skip rows with NaN/null scores (counted in the report) instead of failing."
     ),
-    batch_rows: Optional[int] = typer.Option(None, "--batch-rows", help="Rows per batch (memory vs. overhead).", min=1),
+    batch_rows: Optional[int] = typer.Option(None, "--batch-rows", metavar="N", help="Rows per batch (memory vs. overhead).", min=1),
     threads: Optional[int] = typer.Option(
-        None, "--threads", "-j", help="Threads for reading and binning (default: all CPUs).", min=1
+        None, "--threads", "-j", metavar="N", help="Threads for reading and binning (default: all CPUs).", min=1
     ),
     rule: Optional[Rule] = typer.Option(None, "--rule", help=_RULE_HELP),
     by: Optional[str] = typer.Option(
@@ -306,7 +341,7 @@ def eval_cmd(
         help="Exit 3 if a metric is below its floor, e.g. roc_auc=0.8,recall@0.5=0.6 (for CI pipelines).",
     ),
     ci: bool = typer.Option(False, "--ci", help="Add 95% confidence intervals (sampling uncertainty; DeLong for AUC, Wilson for rates)."),
-    level: float = typer.Option(0.95, "--level", min=0.5, max=0.999999, help="Confidence level for --ci."),
+    level: float = typer.Option(0.95, "--level", metavar="P", min=0.5, max=0.999999, help="Confidence level for --ci."),
     auc_ci: AucCI = typer.Option(AucCI.delong, "--auc-ci", help="ROC-AUC interval method for --ci."),
     rate_ci: RateCI = typer.Option(RateCI.wilson, "--rate-ci", help="Rate interval method for --ci."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar, and no table on the terminal (asked-for --format or -o output still comes)."),
@@ -328,7 +363,7 @@ def eval_cmd(
     if not srcs and sql_ is None:
         raise typer.BadParameter("give SOURCE files or a --sql query", param_hint="SOURCE")
     grid_ = _parse_grid(pick(grid, "grid"))
-    thresholds = list(threshold) if threshold else cfg.get("thresholds")
+    thresholds = parse_thresholds(threshold) if threshold else cfg.get("thresholds")
     fmt_text = fmt.value if fmt is not None else cfg.get("format", "table")
     try:
         fmt_ = Format(fmt_text)
@@ -386,7 +421,7 @@ def eval_cmd(
 @app.command("merge")
 def merge_cmd(
     sketches: List[Path] = typer.Argument(..., help="Sketch files to merge (all on the same grid).", show_default=False),
-    out: Path = typer.Option(..., "--output", "-o", help="File to write the merged sketch to."),
+    out: Path = typer.Option(..., "--output", "-o", metavar="FILE", help="File to write the merged sketch to."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="Print nothing on success."),
 ) -> None:
     """Merge sketches of shards (days, partitions, workers) into one; exact, order-free."""
@@ -405,14 +440,14 @@ def merge_cmd(
 @app.command("report")
 def report_cmd(
     sketch: Path = typer.Argument(..., help="A sketch file written by `eval --save-sketch` or `merge`.", show_default=False),
-    threshold: Optional[List[float]] = typer.Option(
-        None, "--threshold", "-t", help="Threshold for confusion counts (repeatable). Default 0.5 for probabilities."
+    threshold: Optional[List[str]] = typer.Option(
+        None, "--threshold", "-t", metavar="T[,T...]", help="Thresholds for confusion counts: -t 0.3,0.5 or repeated. Default 0.5 for probabilities."
     ),
     fmt: Format = typer.Option(Format.table, "--format", "-f", help="Output format."),
-    output: Optional[Path] = typer.Option(None, "--output", "-o", help="Write the report to this file."),
+    output: Optional[Path] = typer.Option(None, "--output", "-o", metavar="FILE", help="Write the report to this file."),
     rule: Rule = typer.Option(Rule.ge, "--rule", help=_RULE_HELP),
     ci: bool = typer.Option(False, "--ci", help="Add 95% confidence intervals (sampling uncertainty; DeLong for AUC, Wilson for rates)."),
-    level: float = typer.Option(0.95, "--level", min=0.5, max=0.999999, help="Confidence level for --ci."),
+    level: float = typer.Option(0.95, "--level", metavar="P", min=0.5, max=0.999999, help="Confidence level for --ci."),
     auc_ci: AucCI = typer.Option(AucCI.delong, "--auc-ci", help="ROC-AUC interval method for --ci."),
     rate_ci: RateCI = typer.Option(RateCI.wilson, "--rate-ci", help="Rate interval method for --ci."),
 ) -> None:
@@ -423,7 +458,7 @@ def report_cmd(
         from .sketch import load
 
         s = load(sketch)
-        report = Report.from_sketch(s, thresholds=list(threshold) if threshold else None,
+        report = Report.from_sketch(s, thresholds=parse_thresholds(threshold) if threshold else None,
                                     provenance={"source": str(sketch), "sketch_file": str(sketch)},
                                     positive_if=rule.value, ci=_ci(ci, level, auc_ci, rate_ci))
         _emit(report, fmt, output)
@@ -435,8 +470,8 @@ def report_cmd(
 def compare_cmd(
     first: Path = typer.Argument(..., help="Sketch of the first sample (e.g. this week).", show_default=False),
     second: Path = typer.Argument(..., help="Sketch of the second sample (e.g. the reference period).", show_default=False),
-    metric: str = typer.Option("roc_auc", "--metric", "-m", help="roc_auc, or a rate at a threshold: recall@0.5, precision@0.8, fpr@0.3, ..."),
-    level: float = typer.Option(0.95, "--level", min=0.5, max=0.999999, help="Confidence level."),
+    metric: str = typer.Option("roc_auc", "--metric", "-m", metavar="METRIC", help="roc_auc, or a rate at a threshold: recall@0.5, precision@0.8, fpr@0.3, ..."),
+    level: float = typer.Option(0.95, "--level", metavar="P", min=0.5, max=0.999999, help="Confidence level."),
     alpha: Optional[float] = typer.Option(
         None, "--fail-if-different", min=0.0, max=1.0, metavar="ALPHA",
         help="Exit 3 when the difference is significant at this level (p < ALPHA), to gate a job.",
@@ -470,13 +505,13 @@ def compare_cmd(
 @app.command("generate")
 def generate_cmd(
     out: Path = typer.Argument(..., help="Output file: .parquet, .csv or .csv.gz.", show_default=False),
-    rows: int = typer.Option(1_000_000, "--rows", "-n", help="Number of rows.", min=0),
-    distribution: str = typer.Option("mid", "--distribution", "-d", help="mid, rare, calibrated, credit or logit."),
-    prevalence: Optional[float] = typer.Option(None, "--prevalence", help="Share of positives (default per distribution)."),
-    separation: Optional[float] = typer.Option(None, "--separation", help="Distance of the class means on the logit scale."),
-    decimals: Optional[int] = typer.Option(None, "--decimals", help="Round scores to this many decimals (discrete scores)."),
-    seed: int = typer.Option(0, "--seed", help="Random seed."),
-    dtype: str = typer.Option("float64", "--dtype", help="Score dtype: float64 or float32."),
+    rows: int = typer.Option(1_000_000, "--rows", "-n", metavar="N", help="Number of rows.", min=0),
+    distribution: str = typer.Option("mid", "--distribution", "-d", metavar="NAME", help="mid, rare, calibrated, credit or logit."),
+    prevalence: Optional[float] = typer.Option(None, "--prevalence", metavar="P", help="Share of positives (default per distribution)."),
+    separation: Optional[float] = typer.Option(None, "--separation", metavar="D", help="Distance of the class means on the logit scale."),
+    decimals: Optional[int] = typer.Option(None, "--decimals", metavar="K", help="Round scores to this many decimals (discrete scores)."),
+    seed: int = typer.Option(0, "--seed", metavar="N", help="Random seed."),
+    dtype: str = typer.Option("float64", "--dtype", metavar="DTYPE", help="Score dtype: float64 or float32."),
     weight: bool = typer.Option(False, "--weight/--no-weight", help="Add a weight column."),
 ) -> None:
     """Write a synthetic prediction log of any size (columns score, label, optional weight, segment, ts)."""
@@ -497,7 +532,7 @@ def generate_cmd(
 
 @app.command("demo")
 def demo_cmd(
-    rows: int = typer.Option(2_000_000, "--rows", "-n", help="Rows in the sample log.", min=1),
+    rows: int = typer.Option(2_000_000, "--rows", "-n", metavar="N", help="Rows in the sample log.", min=1),
     directory: Path = typer.Option(Path("streameval-demo"), "--dir", help="Where to write the sample log."),
     fmt: Format = typer.Option(Format.table, "--format", "-f", help="Output format."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar."),

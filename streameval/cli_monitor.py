@@ -16,6 +16,8 @@ monitor_app = typer.Typer(
     help="Incremental monitoring: a DuckDB store of per-(window, slice) sketches, reports and alerts.",
     no_args_is_help=True,
     add_completion=False,
+    context_settings={"help_option_names": ["-h", "--help"]},
+    rich_markup_mode=None,  # plain help: readable metavars, and no rich import for --help
 )
 
 _STORE = typer.Option(..., "--store", metavar="FILE", help="The store (a DuckDB file; created by the first ingest).")
@@ -31,16 +33,16 @@ def _shared() -> Any:
 def ingest_cmd(
     paths: List[str] = typer.Argument(..., help="Files, directories or globs to ingest.", show_default=False),
     store: Path = _STORE,
-    score: Optional[str] = typer.Option(None, "--score", "-s", help="Score column (first ingest; then the store's)."),
-    label: Optional[str] = typer.Option(None, "--label", "-l", help="Label column; null labels count as unlabelled."),
-    weight: Optional[str] = typer.Option(None, "--weight", "-w", help="Sample-weight column."),
+    score: Optional[str] = typer.Option(None, "--score", "-s", metavar="COLUMN", help="Score column (first ingest; then the store's)."),
+    label: Optional[str] = typer.Option(None, "--label", "-l", metavar="COLUMN", help="Label column; null labels count as unlabelled."),
+    weight: Optional[str] = typer.Option(None, "--weight", "-w", metavar="COLUMN", help="Sample-weight column."),
     by: Optional[str] = typer.Option(None, "--by", "-b", metavar="COLUMNS", help="Slice columns, comma-separated."),
     time_col: Optional[str] = typer.Option(None, "--time", metavar="COLUMN", help="Time column."),
     window: Optional[str] = typer.Option(None, "--window", metavar="LENGTH", help="Window: 1h, 1d, 1w, 1mo, ..."),
     tz: Optional[str] = typer.Option(None, "--tz", metavar="ZONE", help="Time zone of the windows (default UTC)."),
-    grid: Optional[str] = typer.Option(None, "--grid", "-g", help="Binning grid (see `eval --help`)."),
-    pos_label: Optional[str] = typer.Option(None, "--pos-label", help="Label value of the positive class."),
-    config: Optional[Path] = typer.Option(None, "--config", "-c", help="TOML job config ([eval] keys)."),
+    grid: Optional[str] = typer.Option(None, "--grid", "-g", metavar="GRID", help="Binning grid (see `eval --help`)."),
+    pos_label: Optional[str] = typer.Option(None, "--pos-label", metavar="VALUE", help="Label value of the positive class."),
+    config: Optional[Path] = typer.Option(None, "--config", "-c", metavar="FILE", help="TOML job config ([eval] keys)."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="Print nothing on success."),
 ) -> None:
     """Ingest files: new ones are added, changed ones (late labels) replaced, unchanged ones skipped."""
@@ -96,10 +98,10 @@ def report_cmd(
     by: Optional[str] = typer.Option(None, "--by", "-b", metavar="COLUMNS", help="Slice columns to keep (default: the store's); '' for none."),
     window: Optional[str] = typer.Option(None, "--window", metavar="LENGTH", help="Roll windows up to this length, or 'all'."),
     since: Optional[str] = typer.Option(None, "--since", metavar="WHEN", help="From this date, or a length such as 30d before the newest window."),
-    threshold: Optional[List[float]] = typer.Option(None, "--threshold", "-t", help="Thresholds for rate columns (repeatable)."),
+    threshold: Optional[List[str]] = typer.Option(None, "--threshold", "-t", metavar="T[,T...]", help="Thresholds for rate columns: -t 0.3,0.5 or repeated."),
     ci: bool = typer.Option(False, "--ci", help="Add DeLong 95% CIs of the AUC."),
     fmt: Optional[str] = typer.Option("table", "--format", "-f", help="table, json, csv or markdown."),
-    output: Optional[Path] = typer.Option(None, "--output", "-o", help="Write to this file."),
+    output: Optional[Path] = typer.Option(None, "--output", "-o", metavar="FILE", help="Write to this file."),
 ) -> None:
     """Merge the store on read and print one row per (window, slice)."""
     cli = _shared()
@@ -117,7 +119,7 @@ def report_cmd(
             start = None if since is None else parse_since(since, st.newest_window())
             keep = None if by is None else [b.strip() for b in by.split(",") if b.strip()]
             ss = st.sketchset(by=keep, window=window, since=start)
-            table = SliceTable.from_sketchset(ss, thresholds=list(threshold or []), ci=CIOptions() if ci else None,
+            table = SliceTable.from_sketchset(ss, thresholds=cli.parse_thresholds(threshold), ci=CIOptions() if ci else None,
                                               provenance={"source": str(store)})
         cli._emit(table, fmt_, output)
 
@@ -129,11 +131,11 @@ def check_cmd(
     store: Path = _STORE,
     reference: str = typer.Option(..., "--reference", metavar="PERIOD", help="Reference period: START:END dates, or a length such as 30d."),
     current: str = typer.Option("7d", "--current", metavar="PERIOD", help="Current period (default the last 7d of windows)."),
-    metric: str = typer.Option("roc_auc", "--metric", "-m", help="roc_auc, or a rate at a threshold such as recall@0.5."),
+    metric: str = typer.Option("roc_auc", "--metric", "-m", metavar="METRIC", help="roc_auc, or a rate at a threshold such as recall@0.5."),
     by: Optional[str] = typer.Option(None, "--by", "-b", metavar="COLUMNS", help="Slice columns (default: the store's)."),
-    min_effect: float = typer.Option(0.0, "--min-effect", min=0.0, help="Smallest change worth an alert."),
-    alpha: float = typer.Option(0.05, "--alpha", min=0.0, max=1.0, help="False discovery rate across slices."),
-    direction: Optional[str] = typer.Option(None, "--direction", help="decrease, increase or both (default: the harmful one)."),
+    min_effect: float = typer.Option(0.0, "--min-effect", metavar="X", min=0.0, help="Smallest change worth an alert."),
+    alpha: float = typer.Option(0.05, "--alpha", metavar="P", min=0.0, max=1.0, help="False discovery rate across slices."),
+    direction: Optional[str] = typer.Option(None, "--direction", metavar="DIR", help="decrease, increase or both (default: the harmful one)."),
     fmt: str = typer.Option("table", "--format", "-f", help="table or json."),
 ) -> None:
     """Compare each slice's current period with its reference; exit 3 when an alert fires.

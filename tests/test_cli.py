@@ -304,3 +304,27 @@ def test_config_save_sketch_is_relative_to_the_config_and_errors_name_the_target
     (tmp_path / "file").write_text("")
     r = run("eval", log, "--score", "score", "--label", "label", "-q", "--save-sketch", tmp_path / "file" / "x.sk")
     assert r.exit_code == 1 and "x.sk" in r.stderr and ".tmp" not in r.stderr
+
+
+def test_version_short_help_readable_metavars_and_every_command_documented():
+    r = run("--version")
+    assert r.exit_code == 0 and r.stdout.startswith("streameval ")
+    top = run("-h")
+    assert top.exit_code == 0 and "<bool>" not in top.stdout
+    for cmd in ("eval", "merge", "report", "compare", "generate", "demo", "monitor"):
+        assert cmd in top.stdout
+        h = run(cmd, "-h")
+        assert h.exit_code == 0 and "<bool>" not in h.stdout and len(h.stdout.splitlines()) > 4, cmd
+    for cmd in ("ingest", "report", "check", "forget"):
+        assert run("monitor", cmd, "-h").exit_code == 0
+    docs = (ROOT / "docs" / "cli.md").read_text()
+    for cmd in ("eval", "merge", "report", "compare", "generate", "demo", "monitor ingest", "monitor report",
+                "monitor check", "monitor forget"):
+        assert f"streameval {cmd}" in docs, f"docs/cli.md does not document `streameval {cmd}`"
+
+
+def test_thresholds_comma_separated_and_nan_is_a_usage_error(log):
+    d = _json(run("eval", log, "-s", "score", "-l", "label", "-t", "0.3,0.5", "-t", "0.9", "-f", "json"))
+    assert [c["requested_threshold"] for c in d["thresholds"]] == [0.3, 0.5, 0.9]
+    r = run("eval", log, "-s", "score", "-l", "label", "-t", "nan")
+    assert r.exit_code == 2 and "bad threshold" in r.stderr
