@@ -3,6 +3,7 @@
     python benchmarks/run.py            # 10M and 100M rows (generates benchmarks/data/ if missing)
     python benchmarks/run.py --quick    # small sizes, well under a minute (the CI smoke run)
     python benchmarks/run.py --sizes 10M --only decode,streameval --out /tmp/b
+    (then benchmarks/monitoring.py: sliced ingest, CI cost and the store; ``--only monitoring``)
 
 Every case is a small function ``case_<name>(params) -> dict``. The parent process runs each case
 in a fresh subprocess (``run.py --case '<json>'``), so the peak RSS it reports (``ru_maxrss`` of
@@ -717,6 +718,11 @@ def main(argv: list[str] | None = None) -> int:
     print()
     print(table)
     print(f"wrote {os.path.join(args.out, 'results.json')} and README.md in {time.perf_counter() - t_start:.0f} s")
+    if not args.only or "monitoring" in args.only.split(","):
+        import monitoring  # noqa: E402  (the monitoring and uncertainty section)
+
+        return monitoring.main((["--quick"] if args.quick else []) + ["--out", args.out]
+                               + ([f"--repeat={args.repeat}"] if args.repeat else []))
     return 0
 
 
