@@ -240,7 +240,9 @@ def delong_variance(t: BinTable) -> Estimate:
     return _variance(t, delong_placements(t))
 
 
-def _variance(t: BinTable, pl: DeLongPlacements) -> Estimate:
+def _variance(t: BinTable, pl: DeLongPlacements, upper_only: bool = False) -> Estimate:
+    """The variance's bounds; with ``upper_only`` the lower bound (costly, and unused by a CI)
+    is reported as 0."""
     P, N = t.P, t.N
     if pl.resolved:
         var = _sum_sq_dev(pl.pos, pl.v10_lo) / ((P - 1) * P) + _sum_sq_dev(pl.neg, pl.v01_lo) / ((N - 1) * N)
@@ -249,6 +251,8 @@ def _variance(t: BinTable, pl: DeLongPlacements) -> Estimate:
         _sum_sq_dev_upper(pl.pos, pl.v10_lo, pl.v10_hi) / ((P - 1) * P)
         + _sum_sq_dev_upper(pl.neg, pl.v01_lo, pl.v01_hi) / ((N - 1) * N)
     )
+    if upper_only:
+        return Estimate(hi, 0.0, hi)
     lo = (
         _sum_sq_dev_lower(pl.pos, pl.v10_lo, pl.v10_hi) / ((P - 1) * P)
         + _sum_sq_dev_lower(pl.neg, pl.v01_lo, pl.v01_hi) / ((N - 1) * N)
@@ -387,7 +391,7 @@ def roc_auc_ci(t: BinTable, level: float = 0.95, method: str = "delong") -> Conf
     z = normal_quantile(level)
     auc = roc_auc(t)
     if method == "delong":
-        var = _variance(t, delong_placements(t))
+        var = _variance(t, delong_placements(t), upper_only=True)
         se = math.sqrt(max(var.upper, 0.0))
         widened = not (auc.exact and var.exact)
     else:
