@@ -275,7 +275,9 @@ def _emit(report: Any, fmt: Format, output: Optional[Path], quiet: bool = False)
         if quiet and output is None:
             return
     if output is not None:
-        output.write_text(text if text is not None else report.to_text(width=120))
+        from .atomic import write_text_atomic
+
+        write_text_atomic(output, text if text is not None else report.to_text(width=120))
         return
     if text is not None:
         sys.stdout.write(text)

@@ -48,7 +48,9 @@ def as_1d_array(x: Any, name: str) -> np.ndarray:
         dtype = getattr(x, "dtype", None)
         if dtype is not None and not isinstance(dtype, np.dtype) and getattr(dtype, "kind", "O") in "iufb":
             # Nullable extension dtypes: keep numbers numeric, nulls as NaN.
-            arr = x.to_numpy(dtype="float64", na_value=np.nan) if x.hasnans else x.to_numpy(dtype=dtype.numpy_dtype)
+            # (bool(isna().any()), not .hasnans: extension arrays such as pd.array(..., "Float64") lack it)
+            has_na = bool(np.asarray(x.isna()).any())
+            arr = x.to_numpy(dtype="float64", na_value=np.nan) if has_na else x.to_numpy(dtype=dtype.numpy_dtype)
         else:
             arr = x.to_numpy()
     elif hasattr(x, "to_numpy") and _is_from(x, "polars"):
@@ -77,7 +79,8 @@ def clean_scores(scores: np.ndarray, row_offset: int, nan_policy: str) -> tuple[
     InputTypeError
         If the scores are not numeric.
     InputError
-        If a score is NaN or null and ``nan_policy="raise"``.
+        If a score is infinite (always, as in scikit-learn), or NaN or null and
+        ``nan_policy="raise"``. The message names the first row.
     """
     if scores.dtype.kind == "O":
         # NumPy's object->float cast parses strings ("0.5" -> 0.5), which would let a pandas/object
@@ -101,8 +104,18 @@ def clean_scores(scores: np.ndarray, row_offset: int, nan_policy: str) -> tuple[
     if scores.dtype not in (np.float32, np.float64):
         scores = scores.astype(np.float64)
     scores = np.ascontiguousarray(scores)
+    if np.isfinite(scores).all():
+        return scores, 0
     nan = np.isnan(scores)
-    n_nan = int(np.count_nonzero(nan)) if nan.any() else 0
+    inf = np.isinf(scores)
+    if inf.any():  # scikit-learn's policy: an infinite score is an error, whatever nan_policy says
+        first = _first(inf)
+        raise InputError(
+            f"y_score has {int(np.count_nonzero(inf))} infinite value(s), first {float(scores[first])!r} at "
+            f"row {row_offset + first}; scores must be finite: replace them (e.g. clip logits to a "
+            "finite range) or drop those rows"
+        )
+    n_nan = int(np.count_nonzero(nan))
     if n_nan and nan_policy == "raise":
         first = _first(nan)
         raise InputError(
@@ -121,13 +134,21 @@ def _floatable(v: Any) -> bool:
     return True
 
 
+MAX_TOTAL_WEIGHT = 1e300
+"""Largest total sample weight of one chunk (and of a sketch file's classes): sums of such totals,
+``tp + fp`` and the log-loss sum (at most 36 x the weight) stay finite in float64. Weights are
+scale-free (only their ratios matter), so rescale weights that exceed it."""
+
+
 def clean_weights(weights: np.ndarray, n: int, row_offset: int) -> npt.NDArray[np.float64]:
-    """Validate sample weights: finite and non-negative, one per row.
+    """Validate sample weights: finite, non-negative, one per row, summing to at most :data:`MAX_TOTAL_WEIGHT`.
 
     Raises
     ------
     InputError
-        If a weight is negative, NaN, infinite or null, or the length differs from the scores'.
+        If a weight is negative, NaN, infinite or null, the weights add up to more than
+        ``MAX_TOTAL_WEIGHT`` (1e300: their sums would overflow float64), or the length differs
+        from the scores'. The message names the first row.
     """
     if weights.shape[0] != n:
         raise InputError(f"sample_weight has {weights.shape[0]} rows but y_score has {n}")
@@ -142,6 +163,16 @@ def clean_weights(weights: np.ndarray, n: int, row_offset: int) -> npt.NDArray[n
             f"sample_weight has {int(np.count_nonzero(bad))} negative, NaN, infinite or null "
             f"value(s), first {float(w[first])!r} at row {row_offset + first}; weights must be finite "
             "and >= 0"
+        )
+    with np.errstate(over="ignore"):
+        total = float(np.sum(w))
+    if not total <= MAX_TOTAL_WEIGHT:
+        with np.errstate(over="ignore"):
+            first = _first(np.cumsum(w) > MAX_TOTAL_WEIGHT)
+        raise InputError(
+            f"sample_weight adds up to more than {MAX_TOTAL_WEIGHT:g} at row {row_offset + first} "
+            f"(weight {float(w[first])!r}); such sums overflow float64: rescale the weights (only "
+            "their ratios matter)"
         )
     return w
 

@@ -1,4 +1,4 @@
-"""The sketch file format: encode and decode a sketch's parts, with checks before trust.
+"""The sketch file format: encode and decode a sketch's parts, checking everything before trusting it.
 
 Layout (all integers little-endian; specified in ``docs/sketch-format.md``)::
 
@@ -12,38 +12,93 @@ Layout (all integers little-endian; specified in ``docs/sketch-format.md``)::
     24+H    L     payload: k uint32 key deltas, then k*2*4 float64 values (bin, class, field)
     24+H+L  4     CRC-32 of bytes [0, 24+H+L)
 
-Decoding checks the magic, version, flags, lengths and CRC before reading anything else, then the
-payload's shape and invariants (keys increasing and inside the grid, weights finite and >= 0,
-min <= max). Nothing is ever unpickled or executed.
+Decoding checks, in order: the magic, version and flags (from the first 16 bytes, so a file that is
+not a sketch fails at once whatever its size), the declared lengths against the caps, the CRC, the
+header's every field (type and range), the grid's size against :func:`max_grid_bins`, the payload's
+declared size before inflating it (bounded), then the payload's shape and the consistency rules
+between bins, counters and labels. Every failure is a :class:`~streameval.errors.SketchFormatError`
+naming the field and the value. Nothing is ever unpickled or executed.
 """
 
 from __future__ import annotations
 
 import json
+import math
+import os
 import struct
 import zlib
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, BinaryIO
 
 import numpy as np
 
-from .errors import SketchFormatError
-from .grid import Grid, grid_from_spec
-from .kernels import MAX, MIN, N_FIELDS, SUM, W
+from .errors import InputTypeError, SketchFormatError, UsageError
+from .grid import CutGrid, Grid, grid_from_spec
+from .io_checks import MAX_TOTAL_WEIGHT, check_cells, check_consistency, check_keys
+from .io_checks import fail as _fail
+from .kernels import N_FIELDS
 
 MAGIC = b"\x89SEVSK\r\n"
 FORMAT_VERSION = 1
 SUPPORTED_VERSIONS = (1,)
 FLAG_ZLIB = 1
+BIN_BYTES = 4 + 2 * N_FIELDS * 8  # one key delta and 8 float64 values per stored bin
 _MAX_HEADER = 1 << 20
 _PREFIX = struct.Struct("<8sHHI")
 
-__all__ = ["SketchParts", "encode", "decode", "MAGIC", "FORMAT_VERSION"]
+DEFAULT_MAX_GRID_BINS = 1 << 22
+"""Default cap on a grid's size (its number of bins) in a file read: 4,194,304 bins.
+
+A dense state of the grid (what ``merge``, ``update`` and ``coarsen`` allocate) takes 64 bytes per
+bin, so the cap bounds those allocations at 256 MiB, and the stored bins (at most the grid's size)
+at 68 bytes each. Raise it with the environment variable ``STREAMEVAL_MAX_GRID_BINS``.
+"""
+MAX_GRID_BINS_ENV = "STREAMEVAL_MAX_GRID_BINS"
+MAX_COUNT = (1 << 63) - 1
+"""Largest row counter (``n_rows`` and the other integer counters): int64's maximum."""
+MAX_LABEL_CHARS = 4096
+"""Longest string label (``pos_label``, ``neg_label``) or ``created_by`` a file may hold."""
+_MAX_INT_DIGITS = 24  # integers in a header: counters < 2**63 need 19 digits, grid parameters fewer
+
+INT_COUNTERS = ("n_rows", "n_nan", "n_zero_weight", "n_outside")
+FLOAT_COUNTERS = ("prob_weight", "brier_sum", "log_loss_sum")
+
+__all__ = [
+    "SketchParts",
+    "encode",
+    "decode",
+    "read_sketch_file",
+    "max_grid_bins",
+    "check_grid_size",
+    "MAGIC",
+    "FORMAT_VERSION",
+    "SUPPORTED_VERSIONS",
+    "DEFAULT_MAX_GRID_BINS",
+    "MAX_GRID_BINS_ENV",
+    "MAX_TOTAL_WEIGHT",
+]
 
 
 @dataclass
 class SketchParts:
-    """Everything a sketch file holds, as plain values."""
+    """Everything a sketch file holds, as plain values.
+
+    Attributes
+    ----------
+    kind : str
+        Sketch kind (``"binary"``).
+    grid : Grid
+        The grid the keys refer to.
+    keys : ndarray of int64, shape (k,)
+        Occupied bins, strictly increasing.
+    values : ndarray of float64, shape (k, 2, 4)
+        ``values[bin, class, field]``, fields weight, min, max, sum.
+    counters : dict
+        The exact running counters (``docs/sketch-format.md`` §3.2); after :func:`decode` every
+        known counter is present with its documented type.
+    meta : dict
+        Labels and writer name.
+    """
 
     kind: str
     grid: Grid
@@ -53,8 +108,97 @@ class SketchParts:
     meta: dict[str, Any]
 
 
+# -- caps ----------------------------------------------------------------------------------------
+
+
+def max_grid_bins() -> int:
+    """The largest grid (in bins) a sketch file may declare.
+
+    ``STREAMEVAL_MAX_GRID_BINS`` if set (a positive integer, e.g. ``16777216``), else
+    :data:`DEFAULT_MAX_GRID_BINS` (2**22). Read at every call, so it can be raised at run time.
+
+    Raises
+    ------
+    UsageError
+        If the environment variable is set but is not a positive integer.
+    """
+    text = os.environ.get(MAX_GRID_BINS_ENV)
+    if text is None or not text.strip():
+        return DEFAULT_MAX_GRID_BINS
+    try:
+        value = int(text.strip().replace("_", ""))
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise UsageError(f"{MAX_GRID_BINS_ENV}={text!r}: expected a positive integer (a number of bins)")
+    return value
+
+
+def check_grid_size(grid: Grid, source: str | None = None) -> None:
+    """Refuse a grid larger than :func:`max_grid_bins` (a dense state of it would be too large).
+
+    Parameters
+    ----------
+    grid : Grid
+    source : str, optional
+        File name for the message.
+
+    Raises
+    ------
+    SketchFormatError
+        If ``grid.n_bins`` exceeds the cap; the message says how to raise it.
+    """
+    cap = max_grid_bins()
+    if grid.n_bins > cap:
+        raise _fail(
+            f"grid {grid.describe()} has {grid.n_bins:,} bins, more than the limit of {cap:,} "
+            f"(a dense state would take {grid.n_bins * 64 / 2**20:,.0f} MiB); if the file is "
+            f"trusted, raise the limit with the environment variable {MAX_GRID_BINS_ENV}",
+            source,
+        )
+
+
+def _max_payload(k: int, flags: int) -> int:
+    """Largest stored payload for ``k`` bins: exact when raw, zlib's worst-case expansion when not."""
+    raw = k * BIN_BYTES
+    return raw + (raw >> 10) + 64 if flags & FLAG_ZLIB else raw
+
+
+# -- encode --------------------------------------------------------------------------------------
+
+
 def encode(parts: SketchParts, compress: bool = True) -> bytes:
-    """Serialize ``parts`` to bytes in the current format version."""
+    """Serialize ``parts`` to bytes in the current format version.
+
+    Parameters
+    ----------
+    parts : SketchParts
+    compress : bool, default True
+        zlib-compress the payload (flag bit 0).
+
+    Returns
+    -------
+    bytes
+
+    Raises
+    ------
+    SketchFormatError
+        If a counter is not finite (it could not be read back).
+    """
+    for name in FLOAT_COUNTERS:
+        value = parts.counters.get(name, 0.0)
+        if not math.isfinite(value):
+            raise SketchFormatError(
+                f"cannot encode the sketch: counter {name!r} is {value!r} (weights too large?); "
+                "rescale the sample weights"
+            )
+    with np.errstate(over="ignore"):
+        total = float(np.sum(parts.values[:, :, 0]))
+    if not total <= MAX_TOTAL_WEIGHT:
+        raise SketchFormatError(
+            f"cannot encode the sketch: its total weight {total!r} exceeds {MAX_TOTAL_WEIGHT:g}, "
+            "which readers refuse; rescale the sample weights (only their ratios matter)"
+        )
     k = int(parts.keys.shape[0])
     header = {
         "sketch": parts.kind,
@@ -74,32 +218,16 @@ def encode(parts: SketchParts, compress: bool = True) -> bytes:
     return body + struct.pack("<I", zlib.crc32(body))
 
 
-def _fail(msg: str, source: str | None) -> SketchFormatError:
-    where = f"{source}: " if source else ""
-    return SketchFormatError(f"{where}{msg}")
+# -- framing -------------------------------------------------------------------------------------
 
 
-def decode(data: bytes, source: str | None = None) -> SketchParts:
-    """Parse and validate sketch bytes.
-
-    Parameters
-    ----------
-    data : bytes
-    source : str, optional
-        File name for error messages.
-
-    Raises
-    ------
-    SketchFormatError
-        If the bytes are not a sketch, come from a newer format version, are truncated or
-        corrupted, or describe an impossible sketch.
-    """
-    data = bytes(data)
-    if len(data) < _PREFIX.size:
-        raise _fail(f"not a streameval sketch: only {len(data)} bytes", source)
-    magic, version, flags, hlen = _PREFIX.unpack_from(data, 0)
+def _check_prefix(prefix: bytes | memoryview, source: str | None) -> tuple[int, int]:
+    """Check the first 16 bytes; return ``(flags, header length)``."""
+    if len(prefix) < _PREFIX.size:
+        raise _fail(f"not a streameval sketch: only {len(prefix)} bytes", source)
+    magic, version, flags, hlen = _PREFIX.unpack_from(prefix, 0)
     if magic != MAGIC:
-        raise _fail(f"not a streameval sketch (magic bytes {magic!r}, expected {MAGIC!r})", source)
+        raise _fail(f"not a streameval sketch (magic bytes {bytes(magic)!r}, expected {MAGIC!r})", source)
     if version not in SUPPORTED_VERSIONS:
         raise _fail(
             f"sketch format version {version} is not supported: this streameval reads versions "
@@ -111,73 +239,368 @@ def decode(data: bytes, source: str | None = None) -> SketchParts:
         raise _fail(f"unknown flags 0x{flags:04x} in sketch header", source)
     if hlen > _MAX_HEADER:
         raise _fail(f"header length {hlen} exceeds the 1 MiB limit; the file is corrupt", source)
-    off = _PREFIX.size + hlen
-    if len(data) < off + 8 + 4:
-        raise _fail(f"truncated: {len(data)} bytes, header alone needs {off + 12}", source)
-    (plen,) = struct.unpack_from("<Q", data, off)
-    end = off + 8 + plen
-    if len(data) != end + 4:
-        raise _fail(f"truncated or padded: {len(data)} bytes, the header says {end + 4}", source)
-    (crc,) = struct.unpack_from("<I", data, end)
-    if zlib.crc32(data[:end]) != crc:
-        raise _fail("checksum mismatch: the file is corrupt", source)
+    return int(flags), int(hlen)
+
+
+def _check_payload_length(plen: int, flags: int, source: str | None) -> None:
+    """Refuse a declared payload longer than the largest grid allowed could need."""
+    cap = _max_payload(max_grid_bins(), flags)
+    if plen > cap:
+        raise _fail(
+            f"payload length {plen:,} bytes exceeds the limit of {cap:,} (a grid of at most "
+            f"{max_grid_bins():,} bins; raise it with {MAX_GRID_BINS_ENV}); the file is corrupt "
+            "or not trusted",
+            source,
+        )
+
+
+def _read_upto(f: BinaryIO, n: int) -> bytes:
+    chunks = []
+    while n > 0:
+        chunk = f.read(min(n, 1 << 24))
+        if not chunk:
+            break
+        chunks.append(chunk)
+        n -= len(chunk)
+    return b"".join(chunks)
+
+
+def read_sketch_file(path: str | os.PathLike[str]) -> bytes:
+    """Read the bytes of a sketch file, checking the framing before reading the payload.
+
+    The first 16 bytes are read and checked first (a file that is not a sketch, ``/dev/zero``
+    included, fails at once), then the header and the declared payload length, which must be
+    within the caps and, for a regular file, match the file's size; only then is the rest read.
+    The returned bytes still need :func:`decode`.
+
+    Parameters
+    ----------
+    path : str or path-like
+
+    Returns
+    -------
+    bytes
+
+    Raises
+    ------
+    FileNotFoundError, OSError
+        If the file cannot be opened or read.
+    SketchFormatError
+        If the framing is wrong (not a sketch, future version, lengths beyond the caps,
+        truncated, trailing bytes); the message names the file.
+    """
+    source = os.fspath(path)
+    with open(source, "rb") as f:
+        prefix = _read_upto(f, _PREFIX.size)
+        flags, hlen = _check_prefix(prefix, source)
+        head = _read_upto(f, hlen + 8)
+        if len(head) < hlen + 8:
+            raise _fail(f"truncated: {len(prefix) + len(head)} bytes, header alone needs {_PREFIX.size + hlen + 12}", source)
+        (plen,) = struct.unpack_from("<Q", head, hlen)
+        _check_payload_length(plen, flags, source)
+        total = _PREFIX.size + hlen + 8 + plen + 4
+        try:
+            st = os.fstat(f.fileno())
+        except OSError:
+            st = None
+        if st is not None and _is_regular(st.st_mode) and st.st_size != total:
+            raise _fail(f"truncated or padded: {st.st_size} bytes, the header says {total}", source)
+        rest = _read_upto(f, plen + 4)
+        if len(rest) != plen + 4:
+            got = _PREFIX.size + hlen + 8 + len(rest)
+            raise _fail(f"truncated or padded: {got} bytes, the header says {total}", source)
+        if f.read(1):
+            raise _fail(f"truncated or padded: more than the {total} bytes the header says", source)
+    return prefix + head + rest
+
+
+def _is_regular(mode: int) -> bool:
+    import stat
+
+    return stat.S_ISREG(mode)
+
+
+# -- header --------------------------------------------------------------------------------------
+
+
+def _parse_int(text: str) -> int:
+    if len(text.lstrip("-")) > _MAX_INT_DIGITS:
+        raise ValueError(f"integer of {len(text.lstrip('-'))} digits ({text[:12]}...) is out of range")
+    return int(text)
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in out:
+            raise ValueError(f"duplicate key {key!r}")
+        out[key] = value
+    return out
+
+
+def _parse_header(raw: bytes | memoryview, source: str | None) -> dict[str, Any]:
     try:
-        header = json.loads(data[_PREFIX.size:off].decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:  # deep nesting too
-        raise _fail(f"unreadable header ({exc})", source) from None
+        text = bytes(raw).decode("utf-8")
+        # NaN/Infinity (and 1e999) parse as floats and fail the field checks, which name the field.
+        header = json.loads(text, parse_int=_parse_int, object_pairs_hook=_unique_keys)
+    except (ValueError, RecursionError) as exc:  # UnicodeDecodeError and JSONDecodeError are ValueErrors
+        raise _fail(f"unreadable header ({str(exc)[:200]})", source) from None
     if not isinstance(header, dict):
         raise _fail("header is not a JSON object", source)
+    return header
+
+
+def _is_int(v: Any) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+def _is_number(v: Any) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool)
+
+
+_GRID_PARAMS: dict[str, dict[str, str]] = {
+    # kind -> {parameter: "int" | "number" | "grid" | "cuts"}; a trailing "?" marks optional ones
+    "linear": {"lo": "number", "hi": "number", "bins": "int"},
+    "probability": {"mantissa_bits": "int", "min_exponent": "int", "tail_bits": "int?"},
+    "float": {"mantissa_bits": "int", "min_exponent": "int", "max_exponent": "int"},
+    "cut": {"base": "grid", "cuts": "cuts"},
+}
+
+
+def _check_grid_spec(spec: Any, source: str | None, where: str = "grid") -> None:
+    """Types of a grid spec, strictly: the grid classes would coerce ``"0.5"`` or ``4.0``."""
+    if not isinstance(spec, dict):
+        raise _fail(f"bad header field {where}: {spec!r} is not a JSON object (grid spec must be a dict)", source)
+    kind = spec.get("kind")
+    if kind not in _GRID_PARAMS or (where != "grid" and kind == "cut"):
+        raise _fail(f"unknown grid kind {kind!r} in header field {where}", source)
+    params = _GRID_PARAMS[kind]
+    given = set(spec) - {"kind"}
+    required = {p for p, t in params.items() if not t.endswith("?")}
+    if not required <= given <= set(params):
+        raise _fail(
+            f"bad parameters for {kind!r} grid in header field {where}: {sorted(given)} (needs "
+            f"{sorted(required)}{', optional ' + str(sorted(set(params) - required)) if set(params) != required else ''})",
+            source,
+        )
+    for name in sorted(given):
+        value, want = spec[name], params[name].rstrip("?")
+        field = f"{where}.{name}"
+        if want == "int" and not _is_int(value):
+            raise _fail(f"bad header field {field}={value!r}: must be an integer", source)
+        if want == "number" and not _is_number(value):
+            raise _fail(f"bad header field {field}={value!r}: must be a number", source)
+        if want == "grid":
+            _check_grid_spec(value, source, field)
+        if want == "cuts":
+            if not isinstance(value, list) or not all(_is_number(c) for c in value):
+                raise _fail(f"bad header field {field}={value!r}: must be a list of numbers", source)
+            if any(b <= a for a, b in zip(value, value[1:], strict=False)):
+                raise _fail(f"bad header field {field}={value!r}: cuts must be strictly increasing", source)
+
+
+def _grid(spec: Any, source: str | None) -> Grid:
+    _check_grid_spec(spec, source)
     try:
-        kind = header["sketch"]
-        grid = grid_from_spec(header["grid"])
-        k = header["n_bins"]
-        counters = dict(header["counters"])
-        meta = dict(header.get("meta", {}))
-    except (KeyError, TypeError, ValueError, OverflowError) as exc:
-        # OverflowError: a grid parameter of Infinity (json accepts it) reaches int(); it must
-        # still be reported as a format error.
-        raise _fail(f"bad header field ({exc})", source) from None
-    # int(header["n_bins"]) accepted 3.7, "5" and true; the count of stored bins must be an
-    # integer, and at most the grid's size (checked before decompressing anything).
-    if isinstance(k, bool) or not isinstance(k, int) or not 0 <= k <= grid.n_bins:
-        raise _fail(f"bad header field n_bins={k!r}: need an integer in [0, {grid.n_bins}]", source)
+        grid = grid_from_spec(spec)
+    except (ValueError, TypeError, OverflowError) as exc:
+        raise _fail(f"bad header field grid={spec!r}: {exc}", source) from None
+    if isinstance(grid, CutGrid) and list(grid.cuts) != list(spec["cuts"]):  # pragma: no cover - checked above
+        raise _fail(f"bad header field grid.cuts={spec['cuts']!r}", source)
+    check_grid_size(grid, source)
+    return grid
+
+
+def _counters(raw: Any, source: str | None) -> dict[str, Any]:
+    """Every counter present with its type: int counters in [0, 2**63), float ones finite, >= 0."""
+    if not isinstance(raw, dict):
+        raise _fail(f"bad header field counters={raw!r}: must be a JSON object", source)
+    unknown = sorted(set(raw) - {*INT_COUNTERS, *FLOAT_COUNTERS, "weighted"})
+    if unknown:
+        raise _fail(f"unknown counter {unknown[0]!r} in the header (a newer format?)", source)
+    out: dict[str, Any] = {}
+    for name in INT_COUNTERS:
+        value = raw.get(name, 0)
+        if not _is_int(value) or not 0 <= value <= MAX_COUNT:
+            raise _fail(f"counter {name!r} has bad value {value!r}: need an integer in [0, 2**63)", source)
+        out[name] = int(value)
+    for name in FLOAT_COUNTERS:
+        value = raw.get(name, 0.0)
+        if not _is_number(value) or not 0 <= value <= MAX_TOTAL_WEIGHT * 40:  # log loss <= 36.04 x weight
+            raise _fail(f"counter {name!r} has bad value {value!r}: need a finite number >= 0", source)
+        out[name] = float(value)
+    weighted = raw.get("weighted", False)
+    if not isinstance(weighted, bool):
+        raise _fail(f"counter 'weighted' has bad value {weighted!r}: need true or false", source)
+    out["weighted"] = weighted
+    return out
+
+
+def _label_ok(value: Any) -> bool:
+    if isinstance(value, str):
+        return len(value) <= MAX_LABEL_CHARS
+    if isinstance(value, float):
+        return math.isfinite(value)
+    return isinstance(value, (bool, int))
+
+
+def _meta(raw: Any, source: str | None) -> dict[str, Any]:
+    """Labels: JSON scalars, finite, short; distinct; under the default coding a negative of 0/-1/false."""
+    if not isinstance(raw, dict):
+        raise _fail(f"bad header field meta={raw!r}: must be a JSON object", source)
+    meta = dict(raw)
+    for name in ("pos_label", "neg_label"):
+        if name in meta and meta[name] is not None and not _label_ok(meta[name]):
+            raise _fail(
+                f"bad header field meta.{name}={meta[name]!r}: a label must be a string of at most "
+                f"{MAX_LABEL_CHARS} characters, an integer, a finite number or a boolean",
+                source,
+            )
+    pos, neg = meta.get("pos_label"), meta.get("neg_label")
+    if pos is not None and neg is not None and pos == neg:
+        raise _fail(f"bad header fields meta.pos_label={pos!r} and meta.neg_label={neg!r}: the two classes are equal", source)
+    if pos is None and neg is not None and not (neg in (0, -1) and not isinstance(neg, str)):
+        raise _fail(
+            f"bad header field meta.neg_label={neg!r}: without pos_label the negative label is 0, -1 or false",
+            source,
+        )
+    created_by = meta.get("created_by")
+    if created_by is not None and not (isinstance(created_by, str) and len(created_by) <= MAX_LABEL_CHARS):
+        raise _fail(f"bad header field meta.created_by={str(created_by)[:80]!r}: must be a short string", source)
+    return meta
+
+
+# -- decode --------------------------------------------------------------------------------------
+
+
+def decode(data: bytes | bytearray | memoryview, source: str | None = None) -> SketchParts:
+    """Parse and validate sketch bytes.
+
+    Parameters
+    ----------
+    data : bytes, bytearray or memoryview
+    source : str, optional
+        File name for error messages.
+
+    Returns
+    -------
+    SketchParts
+        Validated parts: every rule of ``docs/sketch-format.md`` §6 holds.
+
+    Raises
+    ------
+    SketchFormatError
+        If the bytes are not a sketch, come from a newer format version, are truncated or
+        corrupted, exceed a cap, or describe an impossible sketch. The message names the field
+        and the value.
+    InputTypeError
+        If ``data`` is not bytes-like.
+    """
+    if not isinstance(data, (bytes, bytearray, memoryview)):
+        raise InputTypeError(f"sketch data must be bytes, got {type(data).__name__}")
+    view = memoryview(data).cast("B") if isinstance(data, memoryview) else memoryview(data)
+    flags, hlen = _check_prefix(view[: _PREFIX.size], source)
+    off = _PREFIX.size + hlen
+    if len(view) < off + 8 + 4:
+        raise _fail(f"truncated: {len(view)} bytes, header alone needs {off + 12}", source)
+    (plen,) = struct.unpack_from("<Q", view, off)
+    _check_payload_length(plen, flags, source)
+    end = off + 8 + plen
+    if len(view) != end + 4:
+        raise _fail(f"truncated or padded: {len(view)} bytes, the header says {end + 4}", source)
+    (crc,) = struct.unpack_from("<I", view, end)
+    if zlib.crc32(view[:end]) != crc:
+        raise _fail("checksum mismatch: the file is corrupt", source)
+
+    header = _parse_header(view[_PREFIX.size:off], source)
+    for key in ("sketch", "grid", "n_bins", "counters"):
+        if key not in header:
+            raise _fail(f"bad header field: {key!r} is missing", source)
+    kind = header["sketch"]
     if kind != "binary":
-        raise _fail(f"unknown sketch kind {kind!r}", source)
-    payload = data[off + 8:end]
+        raise _fail(f"unknown sketch kind {kind!r} (this streameval reads 'binary')", source)
+    grid = _grid(header["grid"], source)
+    k = header["n_bins"]
+    if not _is_int(k) or not 0 <= k <= grid.n_bins:
+        raise _fail(f"bad header field n_bins={k!r}: need an integer in [0, {grid.n_bins}]", source)
+    counters = _counters(header["counters"], source)
+    meta = _meta(header.get("meta", {}), source)
+
+    need = k * BIN_BYTES
+    if plen > _max_payload(k, flags):
+        raise _fail(f"payload length {plen} is more than {k} bins can take ({_max_payload(k, flags)} bytes)", source)
+    stored = view[off + 8:end]
     if flags & FLAG_ZLIB:
-        try:
-            # Bounded: a crafted payload must not inflate to more than the k bins it claims.
-            inflater = zlib.decompressobj()
-            payload = inflater.decompress(payload, k * (4 + 2 * N_FIELDS * 8) + 1)
-            if not inflater.eof:
-                raise _fail("payload is longer than its header says, or incomplete", source)
-        except zlib.error as exc:
-            raise _fail(f"payload does not decompress ({exc})", source) from None
-    if len(payload) != k * (4 + 2 * N_FIELDS * 8):
-        raise _fail(f"payload holds {len(payload)} bytes, {k} bins need {k * (4 + 2 * N_FIELDS * 8)}", source)
-    keys = np.cumsum(np.frombuffer(payload, dtype="<u4", count=k).astype(np.int64))
-    values = np.frombuffer(payload, dtype="<f8", offset=4 * k).reshape(k, 2, N_FIELDS).astype(np.float64)
-    _validate(grid, keys, values, source)
+        keys, values = _inflate(stored, k, grid, source)
+    else:
+        if len(stored) != need:
+            raise _fail(f"payload holds {len(stored)} bytes, {k} bins need {need}", source)
+        keys = np.cumsum(np.frombuffer(stored, dtype="<u4", count=k).astype(np.int64))
+        values = np.frombuffer(stored, dtype="<f8", offset=4 * k).reshape(k, 2, N_FIELDS).astype(np.float64)
+        check_keys(grid, keys, source)
+        check_cells(grid, keys, values, source)
+    check_consistency(values, counters, source)
     return SketchParts(kind, grid, keys, values, counters, meta)
 
 
-def _validate(grid: Grid, keys: np.ndarray, values: np.ndarray, source: str | None) -> None:
-    if keys.size and (keys[0] < 0 or keys[-1] >= grid.n_bins or np.any(np.diff(keys) <= 0)):
-        raise _fail("bin keys are not increasing inside the grid", source)
-    w = values[:, :, W]
-    if not np.all(np.isfinite(w)) or np.any(w < 0):
-        raise _fail("a bin weight is negative or not finite", source)
-    if np.any((w[:, 0] <= 0) & (w[:, 1] <= 0)):
-        raise _fail("a stored bin is empty", source)
-    filled = w > 0
-    lo, hi = values[:, :, MIN], values[:, :, MAX]
-    if np.any(filled & ~(lo <= hi)) or np.any(np.isnan(values)):
-        raise _fail("a bin's min/max are inconsistent", source)
-    # An empty class cell must be exactly [0, +inf, -inf, 0]: merging takes min/max over cells
-    # whatever their weight, so a stray min in an empty cell would corrupt merged sketches.
-    if np.any(~filled & ((lo != np.inf) | (hi != -np.inf) | (values[:, :, SUM] != 0))):
-        raise _fail("an empty class cell of a stored bin holds a min, max or sum", source)
-    if np.any(filled & (grid.bin_index(np.where(filled, lo, 0.0)) != keys[:, None])) or np.any(
-        filled & (grid.bin_index(np.where(filled, hi, 0.0)) != keys[:, None])
-    ):
-        raise _fail("a bin's min/max do not belong to the bin", source)
+_INFLATE_BINS = 1 << 14  # bins inflated and checked at a time (1 MiB of values)
+
+
+def _inflate(stored: memoryview, k: int, grid: Grid, source: str | None) -> tuple[np.ndarray, np.ndarray]:
+    """Inflate a zlib payload of ``k`` bins, checking as it goes.
+
+    The key deltas come first and are checked whole; the values are inflated a run of bins at a
+    time, each run checked (rule 8) before the next is inflated. So a crafted payload fails
+    after at most one run of garbage: memory grows with the valid-looking prefix, not with what
+    the header claims. The output never exceeds ``68 * k`` bytes.
+    """
+    inflater = zlib.decompressobj()
+    pos, pending = 0, b""
+    step = 1 << 16
+
+    def take(n: int) -> bytes:
+        nonlocal pos, pending
+        parts = []
+        try:
+            while n > 0:
+                if not pending:
+                    if pos >= len(stored) or inflater.eof:
+                        break
+                    pending, pos = bytes(stored[pos:pos + step]), pos + step
+                chunk = inflater.decompress(pending, n)
+                pending = inflater.unconsumed_tail
+                parts.append(chunk)
+                n -= len(chunk)
+        except zlib.error as exc:
+            raise _fail(f"payload does not decompress ({exc})", source) from None
+        return b"".join(parts)
+
+    raw_keys = take(4 * k)
+    if len(raw_keys) != 4 * k:
+        raise _fail(f"payload holds {len(raw_keys)} bytes, {k} bins need {k * BIN_BYTES}", source)
+    keys = np.cumsum(np.frombuffer(raw_keys, dtype="<u4").astype(np.int64))
+    check_keys(grid, keys, source)
+    runs = []  # allocated as they pass their checks, never all at once from the header's word
+    for start in range(0, k, _INFLATE_BINS):
+        stop = min(start + _INFLATE_BINS, k)
+        raw = take((stop - start) * 2 * N_FIELDS * 8)
+        if len(raw) != (stop - start) * 2 * N_FIELDS * 8:
+            got = 4 * k + start * 2 * N_FIELDS * 8 + len(raw)
+            raise _fail(f"payload holds {got} bytes, {k} bins need {k * BIN_BYTES}", source)
+        run = np.frombuffer(raw, dtype="<f8").reshape(stop - start, 2, N_FIELDS).astype(np.float64)
+        check_cells(grid, keys[start:stop], run, source)
+        runs.append(run)
+    values = np.concatenate(runs) if len(runs) > 1 else runs[0] if runs else np.empty((0, 2, N_FIELDS))
+    unfed = max(len(stored) - pos, 0)
+    rest = b""
+    if not inflater.eof:
+        try:
+            rest = inflater.decompress(pending + bytes(stored[pos:]), 1)
+        except zlib.error as exc:
+            raise _fail(f"payload does not decompress ({exc})", source) from None
+        unfed = 0
+    if rest or not inflater.eof:
+        raise _fail("payload is longer than its header says, or incomplete", source)
+    if inflater.unused_data or unfed:
+        raise _fail(f"{len(inflater.unused_data) + unfed} trailing byte(s) after the compressed payload", source)
+    return keys, values

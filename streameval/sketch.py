@@ -13,7 +13,6 @@ thousands of sketches cheap.
 
 from __future__ import annotations
 
-import contextlib
 import itertools
 import math
 import os
@@ -365,7 +364,13 @@ class BinarySketch:
         Raises
         ------
         SketchFormatError
-            If ``data`` is not a valid sketch (wrong magic, future version, truncated, corrupt).
+            If ``data`` is not a valid sketch (wrong magic, future version, truncated, corrupt,
+            beyond a size cap, or inconsistent); see ``docs/sketch-format.md`` §6. No other
+            exception escapes for any bytes.
+        InputTypeError
+            If ``data`` is not bytes-like.
+        UsageError
+            If the environment variable ``STREAMEVAL_MAX_GRID_BINS`` is set to a non-integer.
         """
         parts = io.decode(data, source)
         sketch = cls(parts.grid)
@@ -386,18 +391,22 @@ class BinarySketch:
         return sketch
 
     def save(self, path: str | os.PathLike[str]) -> None:
-        """Write the sketch to ``path`` (atomically: a temporary file is renamed into place)."""
-        path = os.fspath(path)
-        tmp = f"{path}.tmp{os.getpid()}"
-        data = self.to_bytes()
-        try:
-            with open(tmp, "wb") as f:
-                f.write(data)
-            os.replace(tmp, path)
-        except OSError as exc:  # name the file the user asked for, not the temporary one
-            with contextlib.suppress(OSError):
-                os.remove(tmp)
-            raise type(exc)(exc.errno, exc.strerror, path) from None
+        """Write the sketch to ``path`` atomically and durably.
+
+        Readers see the old file or the new one, never a mix, whatever happens during the save
+        (concurrent saves, a crash, a full disk): see :func:`streameval.atomic.write_bytes_atomic`.
+        An existing file's permission bits are kept.
+
+        Raises
+        ------
+        OSError
+            If the file cannot be written; the message names ``path``, which is then unchanged.
+        SketchFormatError
+            If a counter is not finite (it could not be read back).
+        """
+        from .atomic import write_bytes_atomic
+
+        write_bytes_atomic(path, self.to_bytes())
 
     # -- metrics -----------------------------------------------------------------------------
     def roc_auc(self, max_fpr: float | None = None) -> Estimate:
@@ -732,14 +741,19 @@ def _merge_labels(into: LabelEncoder, other: LabelEncoder) -> None:
 def load(path: str | os.PathLike[str]) -> BinarySketch:
     """Read a sketch file written by :meth:`BinarySketch.save`.
 
+    The header is read and checked first: a file that is not a sketch fails after 16 bytes
+    whatever its size, and a declared payload beyond the caps is refused before it is read.
+
     Raises
     ------
     FileNotFoundError
         If the file does not exist.
+    OSError
+        If it cannot be read.
     SketchFormatError
         If it is not a valid sketch file; the message names the file.
+    UsageError
+        If the environment variable ``STREAMEVAL_MAX_GRID_BINS`` is set to a non-integer.
     """
     path = os.fspath(path)
-    with open(path, "rb") as f:
-        data = f.read()
-    return BinarySketch.from_bytes(data, source=path)
+    return BinarySketch.from_bytes(io.read_sketch_file(path), source=path)

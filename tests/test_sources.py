@@ -270,3 +270,122 @@ def test_uppercase_gz_extension_is_a_clear_error(tmp_path):
         assert f.read(2) == b"\x1f\x8b"  # written gzip-compressed, as the name says
     with pytest.raises(SourceError, match="lowercase '.gz'"):
         open_source(str(path), score="score", label="label")
+
+
+# -- hardening (issue 14) -------------------------------------------------------------------------
+
+
+def _two_files(tmp_path, first: pa.Table, second: pa.Table, fmt: str = "parquet") -> list[str]:
+    paths = []
+    for name, t in (("a", first), ("b", second)):
+        p = tmp_path / f"{name}.{fmt}"
+        if fmt == "parquet":
+            pq.write_table(t, p)
+        else:
+            import pyarrow.csv as pcsv
+
+            pcsv.write_csv(t, p)
+        paths.append(str(p))
+    return paths
+
+
+@pytest.mark.parametrize("fmt", ["parquet", "csv"])
+@pytest.mark.parametrize("order", ["text_last", "text_first"])
+@pytest.mark.parametrize("route", ["pyarrow", "duckdb"])
+def test_column_type_differing_across_files_is_an_error_naming_both(tmp_path, fmt, order, route):
+    num = pa.table({"score": [0.1, 0.9], "label": [0, 1]})
+    text = pa.table({"score": ["0.2", "high"], "label": [1, 0]})
+    first, second = (num, text) if order == "text_last" else (text, num)
+    a, b = _two_files(tmp_path, first, second, fmt)
+    kwargs = {"where": "label >= 0"} if route == "duckdb" else {}
+    with pytest.raises(SourceError) as info:
+        src = open_source(str(tmp_path), score="score", label="label", **kwargs)
+        list(src.chunks())
+    msg = str(info.value)
+    assert "column 'score'" in msg and a in msg and b in msg and "text" in msg and "number" in msg
+
+
+def test_numeric_widths_across_files_read_as_one_type(tmp_path):
+    a = pa.table({"score": pa.array([0.25, 0.75], pa.float32()), "label": pa.array([0, 1], pa.int8())})
+    b = pa.table({"score": pa.array([1, 0], pa.int64()), "label": pa.array([1, 0], pa.int64())})
+    _two_files(tmp_path, a, b)
+    for kwargs in ({}, {"where": "score >= 0"}):
+        t = _read(open_source(str(tmp_path), score="score", label="label", **kwargs))
+        assert t.column("score").type == pa.float64()
+        assert sorted(t.column("score").to_pylist()) == [0.0, 0.25, 0.75, 1.0]
+
+
+def test_csv_integer_then_float_files_read(tmp_path):
+    # the first file's scores look like integers; pyarrow used to force int64 on the second file
+    (tmp_path / "a.csv").write_text("score,label\n0,0\n1,1\n")
+    (tmp_path / "b.csv").write_text("score,label\n0.5,1\n0.25,0\n")
+    t = _read(open_source(str(tmp_path), score="score", label="label"))
+    assert sorted(t.column("score").to_pylist()) == [0.0, 0.25, 0.5, 1.0]
+
+
+PD_CASES = {
+    "Float64": (lambda pd: pd.array([0.1, 0.8, 0.4], dtype="Float64"), None),
+    "Float64 NA": (lambda pd: pd.array([0.1, None, 0.4], dtype="Float64"), "null"),
+    "Int64": (lambda pd: pd.array([1, 0, 1], dtype="Int64"), None),
+    "Int64 NA": (lambda pd: pd.array([1, None, 1], dtype="Int64"), "null"),
+    "boolean": (lambda pd: pd.array([True, False, True], dtype="boolean"), None),
+    "boolean NA": (lambda pd: pd.array([True, None, True], dtype="boolean"), "null"),
+    "string": (lambda pd: pd.array(["fraud", "ok", "fraud"], dtype="string"), None),
+    "string NA": (lambda pd: pd.array(["fraud", None, "fraud"], dtype="string"), "null"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(PD_CASES))
+@pytest.mark.parametrize("container", ["mapping", "frame", "update"])
+def test_pandas_extension_arrays(case, container):
+    import streameval
+
+    pd = pytest.importorskip("pandas")
+    make, null = PD_CASES[case]
+    arr = make(pd)
+    is_label = not case.startswith("Float")
+    scores = arr if not is_label else pd.array([0.1, 0.8, 0.4], dtype="Float64")
+    labels = arr if is_label else pd.array([1, 0, 1], dtype="Int64")
+    pos_label = "fraud" if case.startswith("string") else None
+    if container == "update":
+        run = lambda: streameval.BinarySketch(pos_label=pos_label).update(labels, scores)  # noqa: E731
+    else:
+        data = {"s": scores, "y": labels}
+        source = data if container == "mapping" else pd.DataFrame(data)
+        run = lambda: streameval.evaluate(source, score="s", label="y", pos_label=pos_label).sketch  # noqa: E731
+    if null is None:
+        sk = run()
+        assert sk.n_rows == 3
+        exact = streameval.BinarySketch(pos_label=pos_label).update(
+            np.asarray(labels, dtype=object if pos_label else float), np.asarray(scores, dtype=float)
+        )
+        assert sk.roc_auc() == exact.roc_auc()
+    else:
+        with pytest.raises(streameval.InputError, match=r"(NaN or null|null).*row 1"):
+            run()
+
+
+def _corrupt_parquet(tmp_path) -> str:
+    t = pa.table({"score": np.linspace(0, 1, 1000), "label": (np.arange(1000) % 2).astype(np.int8)})
+    p = tmp_path / "ck.parquet"
+    pq.write_table(t, p, write_page_checksum=True, compression="none", use_dictionary=False)
+    data = bytearray(p.read_bytes())
+    pos = data.find(np.float64(t.column("score")[500].as_py()).tobytes())
+    assert pos > 0
+    data[pos] ^= 0x01  # a flipped bit inside a data page: the value still decodes
+    p.write_bytes(bytes(data))
+    return str(p)
+
+
+@pytest.mark.parametrize("kwargs", [{}, {"where": "score >= 0"}, {"score": "score * 1.0"}])
+def test_parquet_page_checksums_are_verified(tmp_path, kwargs):
+    path = _corrupt_parquet(tmp_path)
+    assert pq.ParquetFile(path).read().num_rows == 1000  # unverified, the corruption goes unnoticed
+    args = {"score": "score", "label": "label", **kwargs}
+    with pytest.raises(SourceError, match="ck.parquet.*(CRC|checksum)"):
+        list(open_source(path, **args).chunks())
+    src = open_source(path, **args)
+    if src.parts() is not None:
+        with pytest.raises(SourceError, match="CRC|checksum"):
+            for part in src.parts():
+                list(part())

@@ -1,0 +1,241 @@
+"""The consistency rules of a decoded sketch (``docs/sketch-format.md`` §6, rules 8-10).
+
+:func:`check_payload` checks the stored bins alone (keys, weights, min/max/sum of every cell);
+:func:`check_consistency` checks the counters against the bins (row counts, weights, the ranges
+of the Brier and log-loss sums). Each failure is a :class:`~streameval.errors.SketchFormatError`
+naming the bin, the class, the field and the value. Float sums are compared with a relative
+tolerance of :data:`REL_TOL`, for summation order and merges.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from .errors import SketchFormatError
+from .grid import Grid
+from .inputs import MAX_TOTAL_WEIGHT as _INPUT_MAX_TOTAL_WEIGHT
+from .kernels import LOG_LOSS_EPS, MAX, MIN, SUM, W
+
+__all__ = ["check_payload", "check_keys", "check_cells", "check_consistency", "fail", "MAX_TOTAL_WEIGHT", "REL_TOL"]
+
+MAX_TOTAL_WEIGHT = _INPUT_MAX_TOTAL_WEIGHT
+"""Largest total weight (both classes together, and ``prob_weight``) a file may hold: 1e300, the
+limit :func:`streameval.inputs.clean_weights` puts on a chunk, so sums such as ``tp + fp`` and
+the log-loss sum stay finite."""
+REL_TOL = 1e-6
+"""Relative tolerance of float sums checked against bounds (summation order, merges)."""
+
+
+def fail(msg: str, source: str | None) -> SketchFormatError:
+    """A :class:`SketchFormatError` whose message starts with the file name, if known."""
+    where = f"{source}: " if source else ""
+    return SketchFormatError(f"{where}{msg}")
+
+
+def _first_bad(mask: np.ndarray) -> tuple[int, ...]:
+    return tuple(int(i) for i in np.argwhere(mask)[0])
+
+
+_CLASS = ("negative", "positive")
+
+
+def check_payload(grid: Grid, keys: np.ndarray, values: np.ndarray, source: str | None) -> None:
+    """Rule 8: keys strictly increasing inside the grid; every cell's weight, min, max, sum valid.
+
+    Raises
+    ------
+    SketchFormatError
+    """
+    check_keys(grid, keys, source)
+    check_cells(grid, keys, values, source)
+
+
+def check_keys(grid: Grid, keys: np.ndarray, source: str | None) -> None:
+    """Keys strictly increasing and inside the grid.
+
+    Raises
+    ------
+    SketchFormatError
+    """
+    if keys.size:
+        steps = np.diff(keys)
+        if keys[0] < 0 or keys[-1] >= grid.n_bins or np.any(steps <= 0):
+            at = int(np.argmax(steps <= 0)) + 1 if np.any(steps <= 0) else keys.size - 1
+            raise fail(
+                f"bin keys are not increasing inside the grid: key {int(keys[at])} at position {at} "
+                f"(grid size {grid.n_bins})",
+                source,
+            )
+
+
+def check_cells(grid: Grid, keys: np.ndarray, values: np.ndarray, source: str | None) -> None:
+    """Every cell of the bins ``keys`` (any run of a sketch's bins): weight, min, max, sum valid.
+
+    Raises
+    ------
+    SketchFormatError
+    """
+    w = values[:, :, W]
+    bad = ~np.isfinite(w) | (w < 0)
+    if np.any(bad):
+        b, c = _first_bad(bad)
+        raise fail(f"a bin weight is negative or not finite: bin {int(keys[b])} {_CLASS[c]} weight {float(w[b, c])!r}", source)
+    empty = (w[:, 0] <= 0) & (w[:, 1] <= 0)
+    if np.any(empty):
+        raise fail(f"a stored bin is empty: bin {int(keys[int(np.argmax(empty))])} has weight 0 in both classes", source)
+    filled = w > 0
+    lo, hi, sums = values[:, :, MIN], values[:, :, MAX], values[:, :, SUM]
+    bad = (filled & ~(lo <= hi)) | np.isnan(values).any(axis=2)
+    if np.any(bad):
+        b, c = _first_bad(bad)
+        raise fail(
+            f"a bin's min/max are inconsistent: bin {int(keys[b])} {_CLASS[c]} min {float(lo[b, c])!r}, "
+            f"max {float(hi[b, c])!r}, sum {float(sums[b, c])!r}",
+            source,
+        )
+    # An empty class cell must be exactly [0, +inf, -inf, 0]: merging takes min/max over cells
+    # whatever their weight, so a stray min in an empty cell would corrupt merged sketches.
+    bad = ~filled & ((lo != np.inf) | (hi != -np.inf) | (sums != 0))
+    if np.any(bad):
+        b, c = _first_bad(bad)
+        raise fail(
+            f"an empty class cell of a stored bin holds a min, max or sum: bin {int(keys[b])} "
+            f"{_CLASS[c]} [{float(w[b, c])!r}, {float(lo[b, c])!r}, {float(hi[b, c])!r}, {float(sums[b, c])!r}]",
+            source,
+        )
+    for field, arr in (("min", lo), ("max", hi)):
+        bad = filled & (grid.bin_index(np.where(filled, arr, 0.0)) != keys[:, None])
+        if np.any(bad):
+            b, c = _first_bad(bad)
+            raise fail(
+                f"a bin's min/max do not belong to the bin: bin {int(keys[b])} {_CLASS[c]} {field} "
+                f"{float(arr[b, c])!r} is in bin {int(grid.bin_index(np.array([arr[b, c]]))[0])}",
+                source,
+            )
+    # The score sum of a cell lies between weight x min and weight x max (up to rounding).
+    with np.errstate(over="ignore", invalid="ignore"):
+        low, high = w * lo, w * hi
+        slack = REL_TOL * np.maximum(np.abs(low), np.abs(high))
+        slack = np.where(np.isfinite(slack), slack, 0.0) + 1e-300
+        bad = filled & ~((sums >= low - slack) & (sums <= high + slack))
+    if np.any(bad):
+        b, c = _first_bad(bad)
+        raise fail(
+            f"a bin's score sum is outside [weight x min, weight x max]: bin {int(keys[b])} "
+            f"{_CLASS[c]} sum {float(sums[b, c])!r}, weight {float(w[b, c])!r}, min {float(lo[b, c])!r}, max {float(hi[b, c])!r}",
+            source,
+        )
+
+
+def check_consistency(values: np.ndarray, c: dict[str, Any], source: str | None) -> None:
+    """Rules 9-10: counters against the bins (row counts, weights, the probability sums' ranges).
+
+    ``c`` holds every counter with its documented type (as ``io.decode`` builds it).
+
+    Raises
+    ------
+    SketchFormatError
+    """
+    w = values[:, :, W]
+    lo, hi = values[:, :, MIN], values[:, :, MAX]
+    filled = w > 0
+    with np.errstate(over="ignore"):
+        totals = w.sum(axis=0)
+        grand = float(totals.sum())
+    if not grand <= MAX_TOTAL_WEIGHT:
+        raise fail(
+            f"total weight {grand!r} (negative {float(totals[0])!r}, positive {float(totals[1])!r}) "
+            f"exceeds {MAX_TOTAL_WEIGHT:g}: sums of such weights overflow float64",
+            source,
+        )
+    n_rows, n_nan, n_zero = c["n_rows"], c["n_nan"], c["n_zero_weight"]
+    for name in ("n_nan", "n_zero_weight", "n_outside"):
+        if c[name] > n_rows:
+            raise fail(f"counters are inconsistent: {name}={c[name]} exceeds n_rows={n_rows}", source)
+    binned_max = n_rows - n_nan - n_zero + min(n_nan, n_zero)  # rows with a score and weight > 0
+    cells = int(np.count_nonzero(filled))
+    if binned_max < 0 or cells > binned_max:
+        raise fail(
+            f"counters are inconsistent: {cells} non-empty bin cells but at most {max(binned_max, 0)} "
+            f"binned rows (n_rows={n_rows}, n_nan={n_nan}, n_zero_weight={n_zero})",
+            source,
+        )
+    if c["n_outside"] > binned_max:
+        raise fail(f"counters are inconsistent: n_outside={c['n_outside']} exceeds the {binned_max} binned rows", source)
+    inside = filled & (lo >= 0.0) & (hi <= 1.0)
+    touches = filled & (hi >= 0.0) & (lo <= 1.0)
+    outside = filled & ~touches
+    total = float(totals.sum())
+    pw = c["prob_weight"]
+    w_inside, w_touch = float(w[inside].sum()), float(w[touches].sum())
+    slack = REL_TOL * max(total, pw) + 1e-300
+    if not w_inside - slack <= pw <= w_touch + slack:
+        raise fail(
+            f"counters are inconsistent: prob_weight={pw!r} but the bins inside [0, 1] weigh "
+            f"{w_inside!r} and those reaching it {w_touch!r}",
+            source,
+        )
+    if c["n_outside"] < int(np.count_nonzero(outside)):
+        raise fail(
+            f"counters are inconsistent: n_outside={c['n_outside']} but {int(np.count_nonzero(outside))} "
+            "non-empty bin cells lie outside [0, 1]",
+            source,
+        )
+    if not c["weighted"]:
+        # Unweighted: weights are row counts, hence whole numbers adding up to the binned rows.
+        if n_zero:
+            raise fail(f"counters are inconsistent: n_zero_weight={n_zero} in an unweighted sketch", source)
+        frac = filled & (w != np.floor(w))
+        if np.any(frac):
+            b, cls = _first_bad(frac)
+            raise fail(f"a bin weight of an unweighted sketch is not a row count: {_CLASS[cls]} weight {float(w[b, cls])!r}", source)
+        binned = n_rows - n_nan
+        exact = total <= 2.0**53
+        if (total != binned) if exact else abs(total - binned) > REL_TOL * binned:
+            raise fail(
+                f"counters are inconsistent: the bins hold {total:.17g} rows but n_rows - n_nan = {binned}",
+                source,
+            )
+        if pw != math.floor(pw) or (abs(pw + c["n_outside"] - total) > (0 if exact else REL_TOL * total)):
+            raise fail(
+                f"counters are inconsistent: prob_weight={pw!r} + n_outside={c['n_outside']} should be the "
+                f"{total:.17g} binned rows",
+                source,
+            )
+    _check_probability_sums(values, inside, touches, c, source)
+
+
+def _check_probability_sums(
+    values: np.ndarray, inside: np.ndarray, touches: np.ndarray, c: dict[str, Any], source: str | None
+) -> None:
+    """Brier and log-loss sums within the bounds the bins allow (each row's term is monotone in its score)."""
+    w = values[:, :, W]
+    lo = np.clip(values[:, :, MIN], 0.0, 1.0)
+    hi = np.clip(values[:, :, MAX], 0.0, 1.0)
+    eps = LOG_LOSS_EPS
+    # class 0: row terms s**2 and -log(1 - s); class 1: (1 - s)**2 and -log(s); s clipped to [eps, 1-eps]
+    brier_lo = np.stack([lo[:, 0] ** 2, (1.0 - hi[:, 1]) ** 2], axis=1)
+    brier_hi = np.stack([hi[:, 0] ** 2, (1.0 - lo[:, 1]) ** 2], axis=1)
+    with np.errstate(divide="ignore"):
+        clo, chi = np.clip(lo, eps, 1.0 - eps), np.clip(hi, eps, 1.0 - eps)
+        ll_lo = np.stack([-np.log1p(-clo[:, 0]), -np.log(chi[:, 1])], axis=1)
+        ll_hi = np.stack([-np.log1p(-chi[:, 0]), -np.log(clo[:, 1])], axis=1)
+    pw = c["prob_weight"]
+    for name, low, high in (("brier_sum", brier_lo, brier_hi), ("log_loss_sum", ll_lo, ll_hi)):
+        # Cells inside [0, 1] contribute between W x low and W x high; cells reaching into it
+        # contribute between 0 and their whole weight x high.
+        lower = float(np.sum(np.where(inside, w * low, 0.0)))
+        upper = float(np.sum(np.where(touches, w * high, 0.0)))
+        value = c[name]
+        slack = REL_TOL * max(upper, value) + 1e-9 * pw + 1e-300
+        if not lower - slack <= value <= upper + slack:
+            raise fail(
+                f"counters are inconsistent: {name}={value!r} is outside [{lower!r}, {upper!r}], the "
+                "range the bins' scores allow",
+                source,
+            )
+    if c["brier_sum"] > pw * (1.0 + REL_TOL) + 1e-300:
+        raise fail(f"counters are inconsistent: brier_sum={c['brier_sum']!r} exceeds prob_weight={pw!r}", source)
