@@ -18,12 +18,14 @@ from .errors import (
 from .grid import DEFAULT_GRID, CutGrid, FloatGrid, Grid, LinearGrid, ProbabilityGrid, grid_from_spec, parse_grid
 from .metrics import CalibrationCurve, Confusion, Estimate, ThresholdResult, TopK
 from .sketch import BinarySketch, load, merge
+from .multiclass import MulticlassSketch
 from .sketchset import SketchSet
 from .stats import compare
 
 __version__ = "0.1.0"
 
 __all__ = [
+    "MulticlassSketch",
     "BinarySketch",
     "CalibrationCurve",
     "Confusion",

@@ -1,0 +1,125 @@
+"""Multiclass sketch: update throughput against scikit-learn, and memory at K = 100.
+
+    python benchmarks/multiclass_bench.py [--rows 2000000] [--k100-rows 1000000] [--threads N]
+
+Part 1 (K = 10, float32 softmax scores): rows/s of ``MulticlassSketch.update`` (1M-row chunks),
+then the time to compact and compute every metric, against scikit-learn computing the confusion
+matrix, the classification report, one-vs-rest and one-vs-one ROC-AUC and the log loss in memory
+on the same rows. Part 2 (K = 100, run in a child process so its peak RSS is its own): rows fed in
+100K-row chunks, peak RSS, compact sketch size in total and per class. Not part of any CI.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import resource
+import subprocess
+import sys
+import time
+
+import numpy as np
+
+
+def scores(rng: np.random.Generator, n: int, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """Labels and float32 softmax scores whose true class gets a +1.5 logit boost."""
+    y = rng.integers(0, k, n)
+    z = rng.normal(size=(n, k)).astype(np.float32)
+    z[np.arange(n), y] += 1.5
+    z -= z.max(axis=1, keepdims=True)
+    np.exp(z, out=z)
+    z /= z.sum(axis=1, keepdims=True)
+    return y, z
+
+
+def part_k10(n: int, threads: int | None) -> dict[str, float]:
+    from sklearn import metrics as skm
+
+    from streameval import MulticlassSketch
+
+    rng = np.random.default_rng(0)
+    y, p = scores(rng, n, 10)
+    MulticlassSketch(classes=range(10)).update(y[:100_000], p[:100_000])  # compile / warm caches
+    s = MulticlassSketch(classes=range(10), threads=threads)
+    t0 = time.perf_counter()
+    for a in range(0, n, 1_000_000):
+        s.update(y[a:a + 1_000_000], p[a:a + 1_000_000])
+    t1 = time.perf_counter()
+    s.confusion_matrix()
+    s.classification_report()
+    ovr, ovo = s.roc_auc("ovr"), s.roc_auc("ovo")
+    s.log_loss()
+    t2 = time.perf_counter()
+    pred = p.argmax(axis=1)
+    skm.confusion_matrix(y, pred)
+    skm.classification_report(y, pred)
+    ref_ovr = skm.roc_auc_score(y, p, multi_class="ovr")
+    ref_ovo = skm.roc_auc_score(y, p, multi_class="ovo")
+    skm.log_loss(y, p)
+    t3 = time.perf_counter()
+    return {
+        "rows": n,
+        "update_s": t1 - t0,
+        "update_rows_per_s": n / (t1 - t0),
+        "metrics_s": t2 - t1,
+        "sklearn_s": t3 - t2,
+        "sklearn_rows_per_s": n / (t3 - t2),
+        "speedup_update": (t3 - t2) / (t1 - t0),
+        "speedup_update_and_metrics": (t3 - t2) / (t2 - t0),
+        "ovr_auc": float(ovr), "ovr_width": ovr.width, "ovr_sklearn": ref_ovr,
+        "ovo_auc": float(ovo), "ovo_width": ovo.width, "ovo_sklearn": ref_ovo,
+        "sketch_mb": s.nbytes / 1e6,
+        "sketch_mb_per_class": s.nbytes / 1e6 / 10,
+    }
+
+
+def part_k100(n: int) -> dict[str, float]:
+    from streameval import MulticlassSketch
+
+    rng = np.random.default_rng(1)
+    s = MulticlassSketch(classes=range(100), threads=1)
+    t0 = time.perf_counter()
+    for a in range(0, n, 100_000):
+        y, p = scores(rng, min(100_000, n - a), 100)
+        s.update(y, p)
+    t1 = time.perf_counter()
+    ovo = s.roc_auc("ovo")
+    s.classification_report()
+    t2 = time.perf_counter()
+    return {
+        "rows": n,
+        "update_s": t1 - t0,
+        "metrics_s": t2 - t1,
+        "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+        "sketch_mb": s.nbytes / 1e6,
+        "sketch_mb_per_class": s.nbytes / 1e6 / 100,
+        "pair_grid": s.pair_grid.describe() if s.pair_grid else "none",
+        "ovo_auc": float(ovo), "ovo_width": ovo.width,
+    }
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--rows", type=int, default=2_000_000)
+    ap.add_argument("--k100-rows", type=int, default=1_000_000)
+    ap.add_argument("--threads", type=int, default=None)
+    ap.add_argument("--part", choices=["k10", "k100"], default=None, help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    if args.part == "k100":
+        print(json.dumps(part_k100(args.k100_rows)))
+        return
+    if args.part == "k10":
+        print(json.dumps(part_k10(args.rows, args.threads)))
+        return
+    for part in ("k10", "k100"):
+        cmd = [sys.executable, __file__, "--part", part, "--rows", str(args.rows), "--k100-rows", str(args.k100_rows)]
+        if args.threads is not None:
+            cmd += ["--threads", str(args.threads)]
+        out = json.loads(subprocess.run(cmd, check=True, capture_output=True, text=True).stdout)
+        print(f"== {part} ==")
+        for key, value in out.items():
+            print(f"  {key:28s} {value:.6g}" if isinstance(value, float) else f"  {key:28s} {value}")
+
+
+if __name__ == "__main__":
+    main()
