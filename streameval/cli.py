@@ -409,6 +409,8 @@ def eval_cmd(
             ci=_ci(ci, level, auc_ci, rate_ci),
         )
         if save is not None:
+            if not hasattr(report.sketch, "save"):
+                raise UsageError("--save-sketch is not available for this kind of evaluation yet")
             _save(report.sketch, save)
             report.provenance["sketch_file"] = str(save)
         _emit(report, fmt_, output, quiet=quiet and fmt is None and "format" not in cfg)

@@ -399,7 +399,7 @@ def sketch_source(
 def evaluate(
     source: Any,
     *,
-    score: str,
+    score: Any,
     label: str,
     weight: str | None = None,
     grid: Grid | str | None = None,
@@ -436,8 +436,11 @@ def evaluate(
         ``DataFrame``; a pandas ``DataFrame``; a ``pyarrow.Table`` or ``RecordBatchReader``; a
         mapping of column name to 1-D NumPy array (or a structured array); any iterable of
         ``pyarrow.RecordBatch``. See :func:`streameval.sources.open_source`.
-    score : str
-        Score column, or an SQL expression over the columns (higher = more positive).
+    score : str or list of str
+        Score column, or an SQL expression over the columns (higher = more positive). Several
+        columns (a list, ``"p_a,p_b,p_c"`` or a glob such as ``"p_*"``), one per class in class
+        order, make a multiclass evaluation returning a
+        :class:`~streameval.report.multiclass.MulticlassReport` (classes: the sorted label values).
     label : str
         Label column, or an SQL expression such as ``"status = 'fraud'"`` (true = positive).
         Labels must be bool, 0/1 or -1/1 unless ``pos_label`` is given.
@@ -524,6 +527,18 @@ def evaluate(
 
     check_rule(positive_if)  # before reading anything
     ci = _ci_options(ci)
+    from .multiclass_eval import is_multiclass_score
+
+    if is_multiclass_score(score):
+        if by or time is not None or window is not None:
+            raise UsageError("slices and windows of a multiclass evaluation are not supported yet; evaluate each "
+                             "slice with --where, or one class at a time")
+        from .multiclass_eval import sketch_multiclass
+        from .report.multiclass import MulticlassReport
+
+        msk, prov = sketch_multiclass(source, score=score, label=label, weight=weight, grid=grid, where=where,
+                                      sql=sql, table=table, batch_rows=batch_rows, progress=progress)
+        return MulticlassReport.from_sketch(msk, provenance=prov)
     if by or time is not None or window is not None:
         return _evaluate_slices(source, score=score, label=label, weight=weight, grid=grid, pos_label=pos_label,
                                 where=where, sql=sql, table=table, thresholds=thresholds, nan_policy=nan_policy,

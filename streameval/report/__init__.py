@@ -17,6 +17,7 @@ from .binary import (
     format_metric,
     wide_bounds_note,
 )
+from .multiclass import MulticlassReport
 from .slices import SliceTable
 
 __all__ = [
@@ -25,6 +26,7 @@ __all__ = [
     "SCHEMA_VERSION",
     "WIDE_BOUNDS",
     "CIOptions",
+    "MulticlassReport",
     "Report",
     "SliceTable",
     "compute_metrics",

@@ -1,0 +1,124 @@
+"""Multiclass evaluation of a source: K score columns and a label column into a MulticlassSketch.
+
+The score columns are given in class order (``["p_cat", "p_dog", "p_eel"]``), or as a glob over
+the source's columns (``"p_*"``, expanded in natural order: ``p_2`` before ``p_10``). Their order
+is the class order: pass ``classes`` to name the classes, else they are the sorted label values,
+as scikit-learn orders them.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import re
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from .errors import InputError, InputTypeError, UsageError
+from .progress import progress_callback
+from .sources import DEFAULT_BATCH_ROWS, LABEL, SCORE, WEIGHT, open_source
+
+__all__ = ["is_multiclass_score", "expand_score_columns", "sketch_multiclass"]
+
+
+def is_multiclass_score(score: Any) -> bool:
+    """True for several score columns: a list/tuple of more than one, a comma list or a glob."""
+    if isinstance(score, (list, tuple)):
+        return len(score) > 1
+    return isinstance(score, str) and ("," in score or any(c in score for c in "*?["))
+
+
+def _natural(name: str) -> list[Any]:
+    return [int(t) if t.isdigit() else t for t in re.split(r"(\d+)", name)]
+
+
+def expand_score_columns(score: Any, source: Any) -> list[str]:
+    """The score columns named by ``score`` (list, comma list or glob over ``source``'s columns).
+
+    Raises
+    ------
+    UsageError
+        A glob that matches fewer than two columns, or a source whose columns cannot be listed.
+    """
+    if isinstance(score, (list, tuple)):
+        return [str(s) for s in score]
+    if "," in score:
+        return [s.strip() for s in score.split(",") if s.strip()]
+    columns = _columns_of(source)
+    found = sorted((c for c in columns if fnmatch.fnmatchcase(c, score)), key=_natural)
+    if len(found) < 2:
+        raise UsageError(f"score pattern {score!r} matches {len(found)} column(s) of {', '.join(columns)}; "
+                         "a multiclass evaluation needs one score column per class")
+    return found
+
+
+def _columns_of(source: Any) -> list[str]:
+    if isinstance(source, (str, list, tuple)) and source:
+        from .sources.files import _file_format, _pyarrow_format, expand_files
+
+        files, _ = expand_files([source] if isinstance(source, str) else [str(s) for s in source])
+        import pyarrow.dataset as ds
+
+        return list(ds.dataset(files[:1], format=_pyarrow_format(_file_format(files[:1]))).schema.names)
+    names = getattr(source, "columns", None) or getattr(getattr(source, "schema", None), "names", None)
+    if names is None and isinstance(source, dict):
+        names = list(source)
+    if names is None:
+        raise UsageError("cannot list this source's columns to expand a score pattern; give the columns as a list")
+    return [str(n) for n in names]
+
+
+def sketch_multiclass(
+    source: Any,
+    *,
+    score: Any,
+    label: str,
+    weight: str | None = None,
+    classes: Sequence[Any] | None = None,
+    grid: Any = None,
+    where: str | None = None,
+    sql: str | None = None,
+    table: str | None = None,
+    batch_rows: int = DEFAULT_BATCH_ROWS,
+    progress: bool | Callable[[int, int | None], None] | None = False,
+) -> tuple[Any, dict[str, Any]]:
+    """Read a source into a :class:`~streameval.MulticlassSketch`, batch by batch.
+
+    Returns
+    -------
+    sketch : MulticlassSketch
+    provenance : dict
+
+    Raises
+    ------
+    UsageError, SourceError, InputError
+        As :func:`streameval.evaluate`; errors name the file.
+    """
+    from .evaluate import EmptyInputError
+    from .grid import parse_grid
+    from .multiclass import MulticlassSketch
+
+    cols = expand_score_columns(score, source)
+    extra = {f"score_{i}": c for i, c in enumerate(cols[1:], start=1)}
+    src = open_source(source, score=cols[0], label=label, weight=weight, where=where, sql=sql, table=table,
+                      batch_rows=batch_rows, extra_columns=extra)
+    g = parse_grid(grid) if isinstance(grid, str) else grid
+    sketch = MulticlassSketch(classes=None if classes is None else list(classes), grid=g)
+    rows = 0
+    with progress_callback(progress, src.rows_estimate, src.description) as on_rows:
+        for chunk in src.chunks():
+            b = chunk.batch
+            arrays = [b.column(SCORE), *(b.column(a) for a in extra)]
+            try:
+                y_score = np.column_stack([np.asarray(a.to_numpy(zero_copy_only=False), dtype=np.float64) for a in arrays])
+                w = b.column(WEIGHT) if WEIGHT in b.schema.names else None
+                sketch.update(b.column(LABEL), y_score, sample_weight=w)
+            except (InputError, InputTypeError, ValueError) as exc:
+                raise type(exc)(f"{chunk.origin}: {exc}") from None
+            rows += b.num_rows
+            if on_rows is not None:
+                on_rows(b.num_rows)
+    if rows == 0:
+        raise EmptyInputError(f"{src.description}: no rows to evaluate")
+    return sketch, {"source": src.description, "files": src.files[:1000], "score": cols, "label": label,
+                    "weight": weight, "where": where, "sql": sql, "rows_read": rows}

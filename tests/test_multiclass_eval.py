@@ -1,0 +1,56 @@
+"""Multiclass evaluation of files: K score columns by list or glob, against scikit-learn."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+from sklearn import metrics as skm
+from typer.testing import CliRunner
+
+import streameval
+from streameval.cli import app
+
+
+@pytest.fixture()
+def mc_log(tmp_path):
+    rng = np.random.default_rng(0)
+    n, k = 6000, 11  # 11 classes: p_2 must come before p_10 (natural order)
+    y = rng.integers(0, k, n)
+    logits = rng.normal(0, 1, (n, k))
+    logits[np.arange(n), y] += 1.5
+    p = np.round(np.exp(logits) / np.exp(logits).sum(1, keepdims=True), 3)
+    df = pd.DataFrame({f"p_{j}": p[:, j] for j in range(k)})
+    df["y"] = y
+    path = tmp_path / "mc.parquet"
+    df.to_parquet(path)
+    return path, y, p
+
+
+def test_evaluate_glob_and_list_equal_scikit_learn(mc_log):
+    path, y, p = mc_log
+    r = streameval.evaluate(str(path), score="p_*", label="y")
+    assert r.provenance["score"][:3] == ["p_0", "p_1", "p_2"] and r.provenance["score"][-1] == "p_10"
+    assert r.metrics["accuracy"] == pytest.approx(skm.accuracy_score(y, p.argmax(1)), abs=1e-12)
+    ovr = np.mean([skm.roc_auc_score(y == j, p[:, j]) for j in range(p.shape[1])])
+    assert r.metrics["roc_auc_ovr_macro"]["value"] == pytest.approx(ovr, abs=1e-12)
+    assert r.metrics["top_2_accuracy"] == pytest.approx(skm.top_k_accuracy_score(y, p, k=2), abs=1e-12)
+    np.testing.assert_array_equal(np.array(r.confusion_matrix), skm.confusion_matrix(y, p.argmax(1)))
+    cols = [f"p_{j}" for j in range(p.shape[1])]
+    again = streameval.evaluate(str(path), score=cols, label="y")
+    assert again.metrics == r.metrics
+    with pytest.raises(ValueError, match="matches 0"):
+        streameval.evaluate(str(path), score="q_*", label="y")
+
+
+def test_cli_multiclass(mc_log):
+    path, y, p = mc_log
+    runner = CliRunner()
+    r = runner.invoke(app, ["eval", str(path), "--score", "p_*", "--label", "y", "-f", "json"])
+    assert r.exit_code == 0, r.stderr
+    d = json.loads(r.stdout)
+    assert d["schema"] == "streameval.multiclass" and len(d["per_class"]) == p.shape[1]
+    table = runner.invoke(app, ["eval", str(path), "--score", "p_*", "--label", "y"])
+    assert table.exit_code == 0 and "confusion matrix" in table.stdout
