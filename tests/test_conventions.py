@@ -125,3 +125,55 @@ def test_estimate_behaves_as_its_value():
     assert (auc.lower, auc.upper, auc.exact) == (0.75, 0.75, True)
     assert auc == streameval.Estimate(0.75, 0.75, 0.75) and len({auc, streameval.Estimate(0.75, 0.75, 0.75)}) == 1
     assert sorted([auc, streameval.Estimate(0.5, 0.4, 0.6)], key=float)[0].value == 0.5
+
+
+def test_more_threshold_objectives_equal_a_brute_force_search():
+    y, s = _discrete(11, 3000)
+    sk = BinarySketch().update(y, s)
+    cands = np.r_[np.unique(s), np.inf]
+
+    def brute(f):
+        vals = []
+        for t in cands:
+            p = s >= t
+            tp, fp = (p & y).sum(), (p & ~y).sum()
+            fn, tn = y.sum() - tp, (~y).sum() - fp
+            vals.append(f(tp, fp, fn, tn))
+        return np.nanmax(vals)
+
+    def prec(tp, fp):
+        return tp / (tp + fp) if tp + fp else 1.0
+
+    checks = {
+        "g_mean": lambda tp, fp, fn, tn: np.sqrt(tp / (tp + fn) * tn / (tn + fp)),
+        "fowlkes_mallows": lambda tp, fp, fn, tn: np.sqrt((tp / (tp + fp) if tp + fp else 0.0) * tp / (tp + fn)),
+        "roc_closest": lambda tp, fp, fn, tn: -np.hypot(fp / (fp + tn), 1 - tp / (tp + fn)),
+        "pr_closest": lambda tp, fp, fn, tn: -np.hypot(1 - prec(tp, fp), 1 - tp / (tp + fn)),
+    }
+    for name, f in checks.items():
+        best = brute(f)
+        got = sk.best_threshold(name).value.value
+        assert got == pytest.approx(abs(best) if name.endswith("closest") else best, abs=1e-12), name
+    # a callable objective, and expected cost at a deployment prevalence
+    r = sk.best_threshold(lambda tpr, fpr, **_: tpr - 2 * fpr)
+    assert r.value.value == pytest.approx(brute(lambda tp, fp, fn, tn: tp / (tp + fn) - 2 * fp / (fp + tn)), abs=1e-12)
+    c = sk.best_threshold("cost", cost_fp=1, cost_fn=20, prevalence=0.01)
+    ref = -brute(lambda tp, fp, fn, tn: -(1 * 0.99 * fp / (fp + tn) + 20 * 0.01 * fn / (fn + tp)))
+    assert c.value.value == pytest.approx(ref, abs=1e-12)
+    conf = sk.confusion(0.5)
+    assert conf.g_mean == pytest.approx(np.sqrt(conf.recall * conf.specificity))
+    assert conf.fowlkes_mallows == pytest.approx(np.sqrt(conf.precision * conf.recall))
+
+
+def test_relative_error_reduction_and_trapezoid_name():
+    from streameval.stats import relative_error_reduction
+
+    y, s = _discrete(12)
+    good = BinarySketch().update(y, s)
+    base = BinarySketch().update(y, np.full(s.size, y.mean()))
+    rer = relative_error_reduction(good, base, "log_loss")
+    expected = 1 - skm.log_loss(y, s) / skm.log_loss(y, np.full(s.size, y.mean()))
+    assert rer.value == pytest.approx(expected, abs=1e-12) and rer.exact
+    assert relative_error_reduction(good, base, "roc_auc").value == pytest.approx(
+        (0.5 - (1 - skm.roc_auc_score(y, s))) / 0.5, abs=1e-12)
+    assert good.pr_auc_trapezoid() == good.pr_auc()

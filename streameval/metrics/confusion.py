@@ -193,6 +193,17 @@ class Confusion:
         return _ratio(4 * tp * tn, 4 * tp * tn + (tp + tn) * (fp + fn), "P4", math.nan)
 
     @property
+    def g_mean(self) -> float:
+        """Geometric mean of TPR and TNR, ``sqrt(tpr * tnr)`` (Kubat & Matwin 1997)."""
+        tpr, tnr = self.recall, self.specificity
+        return math.sqrt(tpr * tnr) if tpr >= 0 and tnr >= 0 else math.nan
+
+    @property
+    def fowlkes_mallows(self) -> float:
+        """Fowlkes-Mallows index, ``sqrt(precision * recall)`` (Fowlkes & Mallows 1983)."""
+        return math.sqrt(self.precision * self.recall)
+
+    @property
     def informedness(self) -> float:
         """Informedness, Youden's J statistic: ``tpr + tnr - 1`` (Youden 1950)."""
         return self.recall + self.specificity - 1.0
@@ -223,7 +234,7 @@ class Confusion:
     RATES = (
         "accuracy", "balanced_accuracy", "precision", "recall", "specificity", "npv", "fpr",
         "fnr", "f1", "mcc", "p4", "jaccard", "informedness", "markedness", "prevalence", "lift",
-        "baseline_accuracy",
+        "baseline_accuracy", "g_mean", "fowlkes_mallows",
     )
 
     def to_dict(self) -> dict[str, Any]:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import warnings
 from dataclasses import dataclass, replace
-from typing import Callable
+from typing import Any, Callable
 
 import numpy as np
 
@@ -168,7 +168,8 @@ def ks_statistic(t: BinTable) -> ThresholdResult:
 
 
 def _objective_arrays(
-    tp: FloatArray, fp: FloatArray, P: float, N: float, beta: float, cost_fp: float, cost_fn: float
+    tp: FloatArray, fp: FloatArray, P: float, N: float, beta: float, cost_fp: float, cost_fn: float,
+    prevalence: float | None = None,
 ) -> dict[str, FloatArray]:
     fn, tn = P - tp, N - fp
     total = P + N
@@ -189,33 +190,61 @@ def _objective_arrays(
             "mcc": np.where(den_mcc > 0, (tp * tn - fp * fn) / den_mcc, 0.0),
             "informedness": tpr + tnr - 1.0,
             "youden_j": tpr + tnr - 1.0,
-            "cost": -(cost_fp * fp + cost_fn * fn) / total,
+            "cost": -(cost_fp * fp + cost_fn * fn) / total if prevalence is None
+            else -(cost_fp * (1.0 - prevalence) * (fp / N if N > 0 else 0.0) + cost_fn * prevalence * (fn / P if P > 0 else 0.0)),
+            "g_mean": np.sqrt(np.clip(tpr * tnr, 0.0, None)),
+            "fowlkes_mallows": np.where(tp > 0, np.sqrt(np.where(tp > 0, tp / np.where(tp + fp > 0, tp + fp, 1.0), 0.0) * tpr), 0.0),
+            "roc_closest": -np.sqrt((1.0 - tnr) ** 2 + (1.0 - tpr) ** 2),
+            "pr_closest": -np.sqrt((1.0 - np.where(tp + fp > 0, tp / np.where(tp + fp > 0, tp + fp, 1.0), 1.0)) ** 2
+                                   + (1.0 - tpr) ** 2),
         }
 
 
-OBJECTIVES = ("f1", "f_beta", "accuracy", "balanced_accuracy", "mcc", "informedness", "youden_j", "cost")
+OBJECTIVES = ("f1", "f_beta", "accuracy", "balanced_accuracy", "mcc", "informedness", "youden_j", "cost", "g_mean",
+              "fowlkes_mallows", "roc_closest", "pr_closest")
+_MINIMIZED = ("cost", "roc_closest", "pr_closest")  # reported as the positive distance or cost
 
 
 def best_threshold(
-    t: BinTable, metric: str = "f1", *, beta: float = 1.0, cost_fp: float = 1.0, cost_fn: float = 1.0
+    t: BinTable,
+    metric: str | Callable[..., Any] = "f1",
+    *,
+    beta: float = 1.0,
+    cost_fp: float = 1.0,
+    cost_fn: float = 1.0,
+    prevalence: float | None = None,
 ) -> ThresholdResult:
-    """The exact threshold that maximizes a metric (or minimizes expected cost).
+    """The exact threshold that maximizes a metric (or minimizes expected cost or a distance).
 
     Parameters
     ----------
-    metric : {"f1", "f_beta", "accuracy", "balanced_accuracy", "mcc", "informedness", "youden_j", "cost"}
-        ``"cost"`` minimizes ``(cost_fp * fp + cost_fn * fn) / total``, the expected cost per unit of
-        weight (Elkan 2001); its ``value`` is that cost (positive).
+    metric : str or callable
+        ``"f1"``, ``"f_beta"``, ``"accuracy"``, ``"balanced_accuracy"``, ``"mcc"``,
+        ``"informedness"``/``"youden_j"``, ``"g_mean"`` (sqrt(TPR * TNR)), ``"fowlkes_mallows"``
+        (sqrt(precision * recall)), ``"cost"``, ``"roc_closest"`` (the ROC point nearest (0, 1),
+        Perkins & Schisterman 2006) or ``"pr_closest"`` (the PR point nearest (1, 1)). Or a callable
+        ``f(tp=, fp=, fn=, tn=, tpr=, fpr=, precision=, recall=)`` of arrays (one entry per exact
+        threshold) returning the objective to maximize.
+        ``"cost"`` minimizes ``(cost_fp * fp + cost_fn * fn) / total``, the expected cost per unit
+        of weight (Elkan 2001), or with ``prevalence`` ``cost_fp (1 - prevalence) FPR + cost_fn
+        prevalence FNR`` (the expected cost in a population with that prevalence). The ``value``
+        of ``"cost"``, ``"roc_closest"`` and ``"pr_closest"`` is the (positive) cost or distance.
     beta : float, default 1.0
-        For ``"f_beta"``.
+        For ``"f_beta"`` (``inf`` for recall).
     cost_fp, cost_fn : float, default 1.0
         For ``"cost"``.
+    prevalence : float in [0, 1], optional
+        For ``"cost"``: the deployment prevalence, if it differs from the sample's.
 
     Raises
     ------
     ValueError
-        If ``metric`` is unknown or the sketch is empty.
+        If ``metric`` is unknown, ``prevalence`` is outside [0, 1], or the sketch is empty.
     """
+    if callable(metric):
+        return _best_by_callable(t, metric)
+    if prevalence is not None and not 0.0 <= prevalence <= 1.0:
+        raise ValueError(f"prevalence must be in [0, 1], got {prevalence!r}")
     if metric not in OBJECTIVES:
         raise ValueError(f"unknown metric {metric!r}; choose one of {', '.join(OBJECTIVES)}")
     if not beta >= 0:
@@ -223,15 +252,35 @@ def best_threshold(
     if t.P + t.N <= 0:
         raise ValueError("the sketch is empty")
     tp, fp, thr = _curve(t)
-    values = _objective_arrays(tp, fp, t.P, t.N, beta, cost_fp, cost_fn)[metric]
+    values = _objective_arrays(tp, fp, t.P, t.N, beta, cost_fp, cost_fn, prevalence)[metric]
     if np.all(np.isnan(values)):
         raise ValueError(f"{metric} is undefined at every threshold (a class is missing)")
     j = int(np.nanargmax(values))
     v = float(values[j])
-    if metric == "cost":
+    if metric in _MINIMIZED:
         v = -v
     conf = confusion_from_counts(tp[j], fp[j], t.P, t.N, float(thr[j]))
     return ThresholdResult(float(thr[j]), Estimate.point(v), conf)
+
+
+def _best_by_callable(t: BinTable, objective: Callable[..., Any]) -> ThresholdResult:
+    if t.P + t.N <= 0:
+        raise ValueError("the sketch is empty")
+    tp, fp, thr = _curve(t)
+    fn, tn = t.P - tp, t.N - fp
+    with np.errstate(invalid="ignore", divide="ignore"):
+        tpr = tp / t.P if t.P > 0 else np.full_like(tp, np.nan)
+        fpr = fp / t.N if t.N > 0 else np.full_like(tp, np.nan)
+        precision = np.where(tp + fp > 0, tp / (tp + fp), np.nan)
+    values = np.asarray(objective(tp=tp, fp=fp, fn=fn, tn=tn, tpr=tpr, fpr=fpr, precision=precision, recall=tpr),
+                        dtype=np.float64)
+    if values.shape != tp.shape:
+        raise ValueError(f"the objective must return one value per threshold ({tp.shape[0]}), got shape {values.shape}")
+    if np.all(np.isnan(values)):
+        raise ValueError("the objective is NaN at every threshold")
+    j = int(np.nanargmax(values))
+    conf = confusion_from_counts(tp[j], fp[j], t.P, t.N, float(thr[j]))
+    return ThresholdResult(float(thr[j]), Estimate.point(float(values[j])), conf)
 
 
 def threshold_at(

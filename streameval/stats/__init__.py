@@ -15,7 +15,7 @@ SciPy is imported lazily, by the Clopper-Pearson and Jeffreys intervals and the 
 comparison only.
 """
 
-from .comparison import Comparison, compare, compare_auc, compare_proportions, parse_metric
+from .comparison import Comparison, compare, compare_auc, compare_proportions, parse_metric, relative_error_reduction
 from .drift import Drift, score_drift
 from .delong import DeLongPlacements, delong_placements, delong_variance, hanley_mcneil_se, roc_auc_ci
 from .interval import ConfidenceInterval
@@ -37,6 +37,7 @@ __all__ = [
     "hanley_mcneil_se",
     "parse_metric",
     "proportion_ci",
+    "relative_error_reduction",
     "rate_cis",
     "roc_auc_ci",
     "score_drift",

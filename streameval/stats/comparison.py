@@ -384,3 +384,39 @@ def compare(first: Any, second: Any, metric: str = "roc_auc", *, level: float = 
     x1, n1 = _RATE_COUNTS[name](ca)
     x2, n2 = _RATE_COUNTS[name](cb)
     return compare_proportions(x1, n1, x2, n2, level)
+
+
+def relative_error_reduction(model: Any, baseline: Any, metric: str = "log_loss") -> Estimate:
+    """Relative error reduction of a model over a baseline: ``(E_base - E_model) / E_base``.
+
+    Parameters
+    ----------
+    model, baseline : BinarySketch
+        The two models' sketches (on the same rows or not).
+    metric : {"log_loss", "brier", "roc_auc"}
+        The error: log loss, Brier score, or ``1 - ROC-AUC`` (binning bounds carried through).
+
+    Returns
+    -------
+    Estimate
+        1 means the model removes all of the baseline's error, 0 none, negative that it is worse.
+
+    Raises
+    ------
+    UsageError
+        For another metric, or a baseline without error.
+    """
+    if metric == "roc_auc":
+        m, b = model.roc_auc(), baseline.roc_auc()
+        em, eb = (1 - m.upper, 1 - m.lower), (1 - b.upper, 1 - b.lower)
+    elif metric in ("log_loss", "brier"):
+        get = {"log_loss": "log_loss", "brier": "brier_score"}[metric]
+        vm, vb = getattr(model, get)(), getattr(baseline, get)()
+        em, eb = (vm, vm), (vb, vb)
+    else:
+        raise UsageError(f"unknown metric {metric!r}: use log_loss, brier or roc_auc")
+    if not eb[0] > 0:
+        raise UsageError(f"the baseline's {metric} error is {eb[0]!r}: nothing to reduce")
+    lo, hi = (eb[0] - em[1]) / eb[0], (eb[1] - em[0]) / eb[1]
+    lo, hi = min(lo, (eb[1] - em[1]) / eb[1], (eb[0] - em[0]) / eb[0]), max(hi, (eb[1] - em[1]) / eb[1], (eb[0] - em[0]) / eb[0])
+    return Estimate.from_bounds(lo, hi)
