@@ -422,8 +422,16 @@ class BinarySketch:
         return auc.average_precision(self.table())
 
     def pr_auc(self, method: str = "trapezoid") -> float:
-        """Trapezoidal area under the PR curve (optimistic); see :func:`streameval.metrics.auc.pr_auc`."""
+        """Trapezoidal area under the PR curve (optimistic); see :func:`streameval.metrics.auc.pr_auc`.
+
+        The PR-AUC of most texts is :meth:`average_precision` (the step integral, with bounds);
+        this is the trapezoid, also available as :meth:`pr_auc_trapezoid`.
+        """
         return auc.pr_auc(self.table(), method)
+
+    def pr_auc_trapezoid(self) -> float:
+        """Trapezoidal area under the PR curve; the name says which PR-AUC it is (see :meth:`pr_auc`)."""
+        return auc.pr_auc(self.table(), "trapezoid")
 
     def _curve_thresholds(self, out: tuple[np.ndarray, np.ndarray, np.ndarray], positive_if: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         if thresholds.check_rule(positive_if) == ">":
@@ -508,18 +516,23 @@ class BinarySketch:
 
     def best_threshold(
         self,
-        metric: str = "f1",
+        metric: Any = "f1",
         *,
         beta: float = 1.0,
         cost_fp: float = 1.0,
         cost_fn: float = 1.0,
+        prevalence: float | None = None,
         positive_if: str = ">=",
     ) -> ThresholdResult:
-        """Threshold maximizing ``metric``; see :func:`streameval.metrics.thresholds.best_threshold`.
+        """Threshold maximizing ``metric`` (a name or a callable of the curve's arrays).
 
+        See :func:`streameval.metrics.thresholds.best_threshold` for the objectives (F1, F-beta,
+        MCC, Youden's J, G-mean, Fowlkes-Mallows, expected cost with an optional deployment
+        ``prevalence``, the ROC point nearest (0, 1), the PR point nearest (1, 1)).
         ``positive_if`` states the returned threshold for the rule ``>=`` or ``>`` (same rows).
         """
-        r = thresholds.best_threshold(self.table(), metric, beta=beta, cost_fp=cost_fp, cost_fn=cost_fn)
+        r = thresholds.best_threshold(self.table(), metric, beta=beta, cost_fp=cost_fp, cost_fn=cost_fn,
+                                      prevalence=prevalence)
         return self._rule(r, positive_if)
 
     def threshold_at(
