@@ -9,7 +9,8 @@ Layout (all integers little-endian; specified in ``docs/sketch-format.md``)::
     12      4     header length H (uint32), at most 1 MiB
     16      H     header: UTF-8 JSON object (sketch kind, grid spec, bin count, counters, labels)
     16+H    8     payload length L (uint64)
-    24+H    L     payload: k uint32 key deltas, then k*2*4 float64 values (bin, class, field)
+    24+H    L     payload: k uint32 key deltas, then k*2*4 float64 values (bin, class, field);
+                  kind "multiclass" has its own payload (:mod:`streameval.io_multiclass`)
     24+H+L  4     CRC-32 of bytes [0, 24+H+L)
 
 Decoding checks, in order: the magic, version and flags (from the first 16 bytes, so a file that is
@@ -68,6 +69,7 @@ __all__ = [
     "encode",
     "decode",
     "read_sketch_file",
+    "sketch_kind",
     "max_grid_bins",
     "check_grid_size",
     "MAGIC",
@@ -314,6 +316,21 @@ def read_sketch_file(path: str | os.PathLike[str]) -> bytes:
     return prefix + head + rest
 
 
+def sketch_kind(data: bytes | bytearray | memoryview, source: str | None = None) -> Any:
+    """The header's ``sketch`` field (``"binary"``, ``"multiclass"``), after the framing checks only.
+
+    Raises
+    ------
+    SketchFormatError
+        If the first 16 bytes or the header are unreadable; the rest is checked by :func:`decode`.
+    """
+    view = memoryview(data).cast("B") if isinstance(data, memoryview) else memoryview(data)
+    _, hlen = _check_prefix(view[: _PREFIX.size], source)
+    if len(view) < _PREFIX.size + hlen:
+        raise _fail(f"truncated: {len(view)} bytes, header alone needs {_PREFIX.size + hlen + 12}", source)
+    return _parse_header(view[_PREFIX.size:_PREFIX.size + hlen], source).get("sketch")
+
+
 def _is_regular(mode: int) -> bool:
     import stat
 
@@ -473,7 +490,7 @@ def _meta(raw: Any, source: str | None) -> dict[str, Any]:
 # -- decode --------------------------------------------------------------------------------------
 
 
-def decode(data: bytes | bytearray | memoryview, source: str | None = None) -> SketchParts:
+def decode(data: bytes | bytearray | memoryview, source: str | None = None) -> SketchParts | dict[str, Any]:
     """Parse and validate sketch bytes.
 
     Parameters
@@ -484,8 +501,9 @@ def decode(data: bytes | bytearray | memoryview, source: str | None = None) -> S
 
     Returns
     -------
-    SketchParts
-        Validated parts: every rule of ``docs/sketch-format.md`` §6 holds.
+    SketchParts or dict
+        Validated parts: every rule of ``docs/sketch-format.md`` §6 holds. For a file of kind
+        ``"multiclass"``, the dict :meth:`MulticlassSketch._from_parts` takes (§9).
 
     Raises
     ------
@@ -517,8 +535,12 @@ def decode(data: bytes | bytearray | memoryview, source: str | None = None) -> S
         if key not in header:
             raise _fail(f"bad header field: {key!r} is missing", source)
     kind = header["sketch"]
+    if kind == "multiclass":  # its own layout: docs/sketch-format.md §9
+        from .io_multiclass import decode_multiclass
+
+        return decode_multiclass(header, view[off + 8:end], flags, source)
     if kind != "binary":
-        raise _fail(f"unknown sketch kind {kind!r} (this streameval reads 'binary')", source)
+        raise _fail(f"unknown sketch kind {kind!r} (this streameval reads 'binary' and 'multiclass')", source)
     grid = _grid(header["grid"], source)
     k = header["n_bins"]
     if not _is_int(k) or not 0 <= k <= grid.n_bins:

@@ -27,6 +27,7 @@ reading, merging or saving compacts the state.
 from __future__ import annotations
 
 import math
+import os
 from typing import Any
 
 import numpy as np
@@ -363,6 +364,56 @@ class MulticlassSketch:
             out._ovr_keys, out._ovr_values, out._pair_keys, out._pair_values = v["cells"]
         return out
 
+    # -- files -------------------------------------------------------------------------------
+    def to_bytes(self, compress: bool = True) -> bytes:
+        """Serialize in the versioned sketch format, kind "multiclass" (``docs/sketch-format.md`` §9).
+
+        Raises
+        ------
+        SketchFormatError
+            If a counter is not finite (it could not be read back).
+        """
+        from .io_multiclass import encode_multiclass
+
+        return encode_multiclass(self._parts(), compress=compress)
+
+    @classmethod
+    def from_bytes(cls, data: bytes, source: str | None = None) -> "MulticlassSketch":
+        """Read a sketch written by :meth:`to_bytes`.
+
+        Raises
+        ------
+        SketchFormatError
+            If ``data`` is not a valid multiclass sketch (not a sketch, a binary sketch, future
+            version, truncated, corrupt, beyond a size cap, or inconsistent).
+        InputTypeError
+            If ``data`` is not bytes-like.
+        """
+        from . import io
+        from .errors import SketchFormatError
+
+        parts = io.decode(data, source)
+        if not isinstance(parts, dict):
+            raise SketchFormatError(
+                f"{source + ': ' if source else ''}this is a binary sketch: read it with "
+                "BinarySketch.from_bytes or streameval.load"
+            )
+        return cls._from_parts(parts, source)
+
+    def save(self, path: str | os.PathLike[str]) -> None:
+        """Write the sketch to ``path`` atomically and durably (as :meth:`BinarySketch.save`).
+
+        Raises
+        ------
+        OSError
+            If the file cannot be written; ``path`` is then unchanged.
+        SketchFormatError
+            If a counter is not finite.
+        """
+        from .atomic import write_bytes_atomic
+
+        write_bytes_atomic(path, self.to_bytes())
+
     @property
     def nbytes(self) -> int:
         """Bytes of the compact state (histograms, confusion, ranks, per-class counters)."""
@@ -559,3 +610,19 @@ def _same(a: Any, b: Any) -> bool:
     if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
         return bool(np.array_equal(np.asarray(a), np.asarray(b)))
     return bool(a == b)
+
+
+def load_multiclass(path: str | os.PathLike[str]) -> MulticlassSketch:
+    """Read a file written by :meth:`MulticlassSketch.save` (header and caps checked first).
+
+    Raises
+    ------
+    FileNotFoundError, OSError
+        If the file cannot be read.
+    SketchFormatError
+        If it is not a valid multiclass sketch file; the message names the file.
+    """
+    from . import io
+
+    source = os.fspath(path)
+    return MulticlassSketch.from_bytes(io.read_sketch_file(source), source=source)

@@ -16,9 +16,9 @@ from __future__ import annotations
 import itertools
 import math
 import os
-from dataclasses import replace
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any, Iterable
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any, Iterable
 
 import numpy as np
 import numpy.typing as npt
@@ -33,6 +33,9 @@ from .metrics.estimate import Estimate
 from .metrics.probability import CalibrationCurve, ProbabilitySums
 from .metrics.table import BinTable
 from .metrics.thresholds import ThresholdResult, TopK
+
+if TYPE_CHECKING:
+    from .multiclass import MulticlassSketch
 
 __all__ = ["BinarySketch", "merge", "load"]
 
@@ -373,6 +376,11 @@ class BinarySketch:
             If the environment variable ``STREAMEVAL_MAX_GRID_BINS`` is set to a non-integer.
         """
         parts = io.decode(data, source)
+        if not isinstance(parts, io.SketchParts):
+            raise SketchFormatError(
+                f"{source + ': ' if source else ''}this is a multiclass sketch: read it with "
+                "MulticlassSketch.from_bytes or streameval.load"
+            )
         sketch = cls(parts.grid)
         sketch._labels = LabelEncoder(parts.meta.get("pos_label"), parts.meta.get("neg_label"))
         sketch._keys, sketch._values = parts.keys, parts.values
@@ -751,11 +759,17 @@ def _merge_labels(into: LabelEncoder, other: LabelEncoder) -> None:
         )
 
 
-def load(path: str | os.PathLike[str]) -> BinarySketch:
-    """Read a sketch file written by :meth:`BinarySketch.save`.
+def load(path: str | os.PathLike[str]) -> BinarySketch | MulticlassSketch:
+    """Read a sketch file written by :meth:`BinarySketch.save` or :meth:`MulticlassSketch.save`.
 
     The header is read and checked first: a file that is not a sketch fails after 16 bytes
     whatever its size, and a declared payload beyond the caps is refused before it is read.
+
+    Returns
+    -------
+    BinarySketch or MulticlassSketch
+        A :class:`~streameval.MulticlassSketch` when the file's header says ``"sketch":
+        "multiclass"`` (``docs/sketch-format.md`` §9), else a :class:`BinarySketch`.
 
     Raises
     ------
@@ -769,4 +783,9 @@ def load(path: str | os.PathLike[str]) -> BinarySketch:
         If the environment variable ``STREAMEVAL_MAX_GRID_BINS`` is set to a non-integer.
     """
     path = os.fspath(path)
-    return BinarySketch.from_bytes(io.read_sketch_file(path), source=path)
+    data = io.read_sketch_file(path)
+    if io.sketch_kind(data, path) == "multiclass":
+        from .multiclass import MulticlassSketch
+
+        return MulticlassSketch.from_bytes(data, source=path)
+    return BinarySketch.from_bytes(data, source=path)

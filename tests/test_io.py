@@ -570,7 +570,7 @@ HEADER_FIELD_CASES = {
     "grid infinite parameter": (_set_in("grid", "bins", float("inf")), "bad header field"),
     "missing grid": (_drop("grid"), "bad header field"),
     "missing counters": (_drop("counters"), "bad header field"),
-    "unknown sketch kind": (_set("sketch", "multiclass"), "unknown sketch kind 'multiclass'"),
+    "unknown sketch kind": (_set("sketch", "ternary"), "unknown sketch kind 'ternary'"),
     "n_bins one short": (lambda h: h.__setitem__("n_bins", h["n_bins"] - 1), "payload (holds|is longer)|bin"),
     "n_bins zero": (_set("n_bins", 0), "payload (holds|is longer|length .* is more than 0 bins)"),
     "n_bins beyond grid": (_set("n_bins", 10**12), "n_bins"),
