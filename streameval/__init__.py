@@ -17,8 +17,8 @@ from .errors import (
 )
 from .grid import DEFAULT_GRID, CutGrid, FloatGrid, Grid, LinearGrid, ProbabilityGrid, grid_from_spec, parse_grid
 from .metrics import CalibrationCurve, Confusion, Estimate, ThresholdResult, TopK
-from .sketch import BinarySketch, load, merge
 from .multiclass import MulticlassSketch
+from .sketch import BinarySketch, load, merge
 from .sketchset import SketchSet
 from .stats import compare
 
@@ -56,8 +56,8 @@ __all__ = [
 
 # End-to-end evaluation (sources -> sketch -> report). Imported last: these modules import the core.
 from .evaluate import EmptyInputError, evaluate, sketch_source  # noqa: E402
+from .monitor import Store  # noqa: E402
 from .report import Report  # noqa: E402
 from .sources import SourceError, open_source  # noqa: E402
-from .monitor import Store  # noqa: E402
 
 __all__ += ["Store", "EmptyInputError", "Report", "SourceError", "evaluate", "open_source", "sketch_source"]

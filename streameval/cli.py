@@ -431,9 +431,18 @@ def merge_cmd(
     """Merge sketches of shards (days, partitions, workers) into one; exact, order-free."""
 
     def body() -> None:
+        from .multiclass import MulticlassSketch
         from .sketch import load, merge
 
-        merged = merge(load(p) for p in sketches)
+        loaded = [load(p) for p in sketches]
+        if all(isinstance(x, MulticlassSketch) for x in loaded):
+            from .multiclass_state import merge_multiclass
+
+            merged: Any = merge_multiclass(loaded)  # type: ignore[arg-type]
+        elif any(isinstance(x, MulticlassSketch) for x in loaded):
+            raise UsageError("cannot merge binary and multiclass sketches together")
+        else:
+            merged = merge(loaded)  # type: ignore[arg-type]
         _save(merged, out)
         if not quiet:
             typer.echo(f"merged {len(sketches)} sketches ({merged.n_rows:,} rows) into {out}", err=True)
@@ -458,13 +467,20 @@ def report_cmd(
     """Report the metrics of a saved sketch (no data needed)."""
 
     def body() -> None:
+        from .multiclass import MulticlassSketch
         from .report import Report
         from .sketch import load
 
         s = load(sketch)
-        report = Report.from_sketch(s, thresholds=parse_thresholds(threshold) if threshold else None,
-                                    provenance={"source": str(sketch), "sketch_file": str(sketch)},
-                                    positive_if=rule.value, ci=_ci(ci, level, auc_ci, rate_ci))
+        report: Any
+        if isinstance(s, MulticlassSketch):
+            from .report import MulticlassReport
+
+            report = MulticlassReport.from_sketch(s, provenance={"source": str(sketch), "sketch_file": str(sketch)})
+        else:
+            report = Report.from_sketch(s, thresholds=parse_thresholds(threshold) if threshold else None,
+                                        provenance={"source": str(sketch), "sketch_file": str(sketch)},
+                                        positive_if=rule.value, ci=_ci(ci, level, auc_ci, rate_ci))
         _emit(report, fmt, output)
 
     _run(body)

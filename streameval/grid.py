@@ -274,7 +274,8 @@ class ProbabilityGrid(Grid):
         below = n_low - 1 - np.clip(t - ((1023 + self.min_exponent) << tb), 0, n_low - 1)
         above = n_low + 2 * half + 1 + np.clip(t - (1023 << tb), 0, n_high - 1)
         idx = np.where(s < 0.0, below, idx)
-        return np.where(s > 1.0, above, idx).astype(np.int64)
+        out: npt.NDArray[np.int64] = np.where(s > 1.0, above, idx).astype(np.int64)
+        return out
 
     def spec(self) -> dict[str, Any]:
         spec: dict[str, Any] = {"kind": self.kind, "mantissa_bits": self.mantissa_bits, "min_exponent": self.min_exponent}

@@ -201,7 +201,7 @@ def _reader(stored: memoryview, compressed: bool, source: str | None) -> tuple[C
 
         return take_raw, finish_raw
     inflater = zlib.decompressobj()
-    state = {"pos": 0, "pending": b""}
+    state: dict[str, Any] = {"pos": 0, "pending": b""}
     step = 1 << 16
 
     def take(n: int) -> bytes:
@@ -300,7 +300,7 @@ def decode_multiclass(header: dict[str, Any], stored: memoryview, flags: int, so
     take, finish = _reader(stored, bool(flags & io.FLAG_ZLIB), source)
 
     ovr_keys = _keys(take, n_bins, k * grid.n_bins, "one-vs-rest", source)
-    runs = [np.empty((0, 2, 4))]
+    runs: list[np.ndarray] = [np.empty((0, 2, 4))]
     for start in range(0, n_bins, _RUN):
         stop = min(start + _RUN, n_bins)
         raw = _exact(take, (stop - start) * 64, "one-vs-rest cells", source)
@@ -314,13 +314,13 @@ def decode_multiclass(header: dict[str, Any], stored: memoryview, flags: int, so
     block = pair_keys // npair
     if np.any(block // max(k, 1) == block % max(k, 1)):
         raise _fail("a pair cell is on the diagonal (true class = column)", source)
-    runs = [np.empty((0, 4))]
+    pair_runs = [np.empty((0, 4))]
     for start in range(0, n_pairs, _RUN):
         stop = min(start + _RUN, n_pairs)
-        run = np.frombuffer(_exact(take, (stop - start) * 32, "pair cells", source), dtype="<f8").reshape(-1, 4).astype(np.float64)
-        _check_pairs(pgrid, pair_keys[start:stop], run, source)
-        runs.append(run)
-    pair_values = np.concatenate(runs)
+        cells = np.frombuffer(_exact(take, (stop - start) * 32, "pair cells", source), dtype="<f8").reshape(-1, 4).astype(np.float64)
+        _check_pairs(pgrid, pair_keys[start:stop], cells, source)
+        pair_runs.append(cells)
+    pair_values = np.concatenate(pair_runs)
 
     tables = {}
     for name in ("confusion", "ranks"):

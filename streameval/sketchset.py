@@ -150,7 +150,7 @@ class SketchSet:
         codes = np.zeros(n, dtype=np.int64)
         radix = 1
         values: list[list[Any]] = []
-        for name, col in zip(self.key_names, columns):
+        for name, col in zip(self.key_names, columns, strict=True):
             arr = _as_arrow(col, name)
             if len(arr) != n:
                 raise InputError(f"key column {name!r} has {len(arr)} rows but the scores have {n}")
@@ -531,8 +531,9 @@ def encode_cells(bins: np.ndarray, cells: np.ndarray) -> bytes:
     """A score histogram as bytes: magic ``SEVCELL1``, uint64 count k, k int64 bin indices
     (strictly increasing), k x 4 float64 ``[weight, min, max, score_sum]``; little-endian."""
     k = int(bins.shape[0])
-    return (_CELLS_MAGIC + np.uint64(k).astype("<u8").tobytes() + np.asarray(bins, "<i8").tobytes()
-            + np.asarray(cells, "<f8").tobytes())
+    out: bytes = (_CELLS_MAGIC + np.uint64(k).astype("<u8").tobytes() + np.asarray(bins, "<i8").tobytes()
+                  + np.asarray(cells, "<f8").tobytes())
+    return out
 
 
 def decode_cells(data: bytes, n_bins: int) -> tuple[np.ndarray, np.ndarray]:
@@ -628,7 +629,8 @@ def _as_arrow(col: Any, name: str) -> Any:
 
 def _null_labels(y: np.ndarray) -> npt.NDArray[np.bool_]:
     if y.dtype.kind == "f":
-        return np.isnan(y)
+        nan: npt.NDArray[np.bool_] = np.isnan(y)
+        return nan
     if y.dtype.kind == "O":
         return np.fromiter((v is None or (isinstance(v, float) and math.isnan(v)) for v in y), bool, y.shape[0])
     return np.zeros(y.shape[0], dtype=bool)

@@ -13,6 +13,7 @@ import numpy as np
 
 import streameval
 
+
 # Small deterministic discrete data sets (113 rows, like pROC's aSAH example): "s100b"-like
 # two-decimal scores with ties, "ndka"-like wide-range scores, "wfns"-like integer grades 1..5.
 # pROC's published aSAH values were checked by hand during development; the data set itself is

@@ -50,7 +50,7 @@ def test_strict_rule_thresholds_select_the_same_rows():
         ge, gt = get(), get(positive_if=">")
         assert np.array_equal(s >= ge.threshold, s > gt.threshold)
     fpr, tpr, thr = sk.roc_curve(positive_if=">")
-    for f, r, x in zip(fpr, tpr, thr):
+    for f, r, x in zip(fpr, tpr, thr, strict=True):
         pred = s > x
         assert r == (pred & y).sum() / y.sum() and f == (pred & ~y).sum() / (~y).sum()
     with pytest.raises(ValueError, match="positive_if"):

@@ -31,10 +31,10 @@ def test_drop_in_functions_equal_scikit_learn(seed, weighted):
         skm.fbeta_score(y, pred, beta=2.0, sample_weight=w), abs=1e-12)
     np.testing.assert_allclose(sem.confusion_matrix(y, pred, sample_weight=w),
                                skm.confusion_matrix(y, pred, sample_weight=w), atol=1e-9)
-    for mine, theirs in zip(sem.roc_curve(y, s, sample_weight=w), skm.roc_curve(y, s, sample_weight=w)):
+    for mine, theirs in zip(sem.roc_curve(y, s, sample_weight=w), skm.roc_curve(y, s, sample_weight=w), strict=True):
         np.testing.assert_allclose(mine, theirs, atol=1e-12)
     for mine, theirs in zip(sem.precision_recall_curve(y, s, sample_weight=w),
-                            skm.precision_recall_curve(y, s, sample_weight=w)):
+                            skm.precision_recall_curve(y, s, sample_weight=w), strict=True):
         np.testing.assert_allclose(mine, theirs, atol=1e-12)
 
 

@@ -13,9 +13,9 @@ from scipy.stats import t as student_t
 from stats_reference import asah, asah_table, close, delong_ref, random_rows
 
 import streameval
+import streameval.stats.comparison as compare_mod
 from streameval.errors import UndefinedMetricWarning, UsageError
 from streameval.stats import benjamini_hochberg, compare_auc, compare_proportions
-import streameval.stats.comparison as compare_mod
 from streameval.stats import multiple as multiple_mod
 
 

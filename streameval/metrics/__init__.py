@@ -8,9 +8,6 @@ The one exception is :mod:`.functional`, scikit-learn-shaped functions over arra
 
 from .confusion import Confusion
 from .estimate import Estimate
-from .probability import CalibrationCurve
-from .table import BinTable
-from .thresholds import ThresholdResult, TopK
 from .functional import (  # noqa: E402  (scikit-learn-shaped functions; build a sketch lazily)
     accuracy_score,
     average_precision_score,
@@ -28,6 +25,9 @@ from .functional import (  # noqa: E402  (scikit-learn-shaped functions; build a
     roc_auc_score,
     roc_curve,
 )
+from .probability import CalibrationCurve
+from .table import BinTable
+from .thresholds import ThresholdResult, TopK
 
 __all__ = [
     "BinTable", "CalibrationCurve", "Confusion", "Estimate", "ThresholdResult", "TopK",

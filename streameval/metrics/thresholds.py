@@ -191,7 +191,8 @@ def _objective_arrays(
             "informedness": tpr + tnr - 1.0,
             "youden_j": tpr + tnr - 1.0,
             "cost": -(cost_fp * fp + cost_fn * fn) / total if prevalence is None
-            else -(cost_fp * (1.0 - prevalence) * (fp / N if N > 0 else 0.0) + cost_fn * prevalence * (fn / P if P > 0 else 0.0)),
+            else -(cost_fp * (1.0 - prevalence) * (fp / N if N > 0 else 0.0 * fp)
+                   + cost_fn * prevalence * (fn / P if P > 0 else 0.0 * fn)),
             "g_mean": np.sqrt(np.clip(tpr * tnr, 0.0, None)),
             "fowlkes_mallows": np.where(tp > 0, np.sqrt(np.where(tp > 0, tp / np.where(tp + fp > 0, tp + fp, 1.0), 0.0) * tpr), 0.0),
             "roc_closest": -np.sqrt((1.0 - tnr) ** 2 + (1.0 - tpr) ** 2),

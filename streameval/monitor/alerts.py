@@ -243,7 +243,7 @@ def check(
     for key in ss_cur.keys():
         if key not in ss_ref:
             continue
-        r = dict(zip(keep, key))
+        r = dict(zip(keep, key, strict=True))
         r.update(row(ss_cur.sketch(key), ss_ref.sketch(key)))
         rows.append(r)
     missing = len([k for k in ss_cur.keys() if k not in ss_ref])

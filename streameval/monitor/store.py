@@ -214,7 +214,7 @@ class Store:
             if k == "grid":
                 v = (parse_grid(v) if isinstance(v, str) else v).spec()
             if k == "window":
-                v = str(parse_window(v))
+                v = str(parse_window(str(v)))
             if k == "by":
                 v = list(v)
             if v != stored.get(k):
@@ -273,7 +273,7 @@ class Store:
         if self._meta().get("job") is None:
             self._con.execute("INSERT OR REPLACE INTO meta VALUES ('job', ?)", [json.dumps(job)])
         results = []
-        for path in expand_paths([paths] if isinstance(paths, (str, os.PathLike)) else paths):
+        for path in expand_paths([os.fspath(p) for p in ([paths] if isinstance(paths, (str, os.PathLike)) else paths)]):
             st = os.stat(path)
             known = self._con.execute("SELECT size, mtime_ns, digest FROM files WHERE path = ?", [path]).fetchone()
             if known is not None and (known[0], known[1]) == (st.st_size, st.st_mtime_ns):

@@ -139,7 +139,7 @@ class MulticlassReport:
         classes = [str(c) for c in self.provenance["classes"]]
         lines += ["", "Confusion matrix (rows: true class, columns: predicted):", "",
                   "| true \\ predicted | " + " | ".join(classes) + " |", "|" + "---|" * (len(classes) + 1)]
-        lines += [f"| {c} | " + " | ".join(self._cell(x) for x in row) + " |" for c, row in zip(classes, self.confusion_matrix)]
+        lines += [f"| {c} | " + " | ".join(self._cell(x) for x in row) + " |" for c, row in zip(classes, self.confusion_matrix, strict=True)]
         lines += [""] + [f"- {n}" for n in self.notes]
         return "\n".join(lines) + "\n"
 
@@ -164,7 +164,7 @@ class MulticlassReport:
         cm.add_column("true \\ pred")
         for c in classes:
             cm.add_column(c, justify="right")
-        for c, row in zip(classes, self.confusion_matrix):
+        for c, row in zip(classes, self.confusion_matrix, strict=True):
             cm.add_row(c, *(self._cell(x) for x in row))
         yield cm
         for n in self.notes:

@@ -59,9 +59,9 @@ def _metric_columns(row: dict[str, Any], sk: BinarySketch, thresholds: Sequence[
         row["roc_auc_ci_lower"] = None if band is None else _num(band.ci_lower)
         row["roc_auc_ci_upper"] = None if band is None else _num(band.ci_upper)
     if not prefix:
-        for name, get in (("log_loss", sk.log_loss), ("brier", sk.brier_score)):
+        for name, loss in (("log_loss", sk.log_loss), ("brier", sk.brier_score)):
             try:
-                row[name] = _num(get())
+                row[name] = _num(loss())
             except ValueError:  # scores outside [0, 1]
                 row[name] = None
     for th in thresholds:
@@ -136,7 +136,7 @@ class SliceTable:
             warnings.simplefilter("always")
             for key, sk in sketches.items():
                 counts = sketches.counts(key)
-                row: dict[str, Any] = dict(zip(sketches.key_names, key))
+                row: dict[str, Any] = dict(zip(sketches.key_names, key, strict=True))
                 row["n_rows"] = counts["n_rows"]
                 labelled = counts["n_rows"] - counts["n_unlabelled"]
                 row["n_labelled"] = labelled

@@ -16,8 +16,8 @@ comparison only.
 """
 
 from .comparison import Comparison, compare, compare_auc, compare_proportions, parse_metric, relative_error_reduction
-from .drift import Drift, score_drift
 from .delong import DeLongPlacements, delong_placements, delong_variance, hanley_mcneil_se, roc_auc_ci
+from .drift import Drift, score_drift
 from .interval import ConfidenceInterval
 from .multiple import BHResult, benjamini_hochberg
 from .proportions import proportion_ci, rate_cis

@@ -13,9 +13,9 @@ ranges that contain the values the exact rows would give. For a conservative dec
 from __future__ import annotations
 
 import math
-from typing import Any
 import warnings
 from dataclasses import dataclass
+from typing import Any
 
 from ..errors import UndefinedMetricWarning, UsageError
 from ..metrics.auc import roc_auc
