@@ -54,3 +54,18 @@ def test_cli_multiclass(mc_log):
     assert d["schema"] == "streameval.multiclass" and len(d["per_class"]) == p.shape[1]
     table = runner.invoke(app, ["eval", str(path), "--score", "p_*", "--label", "y"])
     assert table.exit_code == 0 and "confusion matrix" in table.stdout
+
+
+def test_cli_multiclass_save_merge_report(mc_log, tmp_path):
+    path, y, p = mc_log
+    runner = CliRunner()
+    sk = tmp_path / "mc.sketch"
+    r = runner.invoke(app, ["eval", str(path), "--score", "p_*", "--label", "y", "-q", "--save-sketch", str(sk)])
+    assert r.exit_code == 0, r.stderr
+    m = runner.invoke(app, ["merge", str(sk), str(sk), "-o", str(tmp_path / "twice.sketch"), "-q"])
+    assert m.exit_code == 0, m.stderr
+    rep = runner.invoke(app, ["report", str(tmp_path / "twice.sketch"), "-f", "json"])
+    assert rep.exit_code == 0, rep.stderr
+    d = json.loads(rep.stdout)
+    assert sum(row["support"] for row in d["per_class"]) == 2 * len(y)
+    assert d["metrics"]["accuracy"] == pytest.approx(skm.accuracy_score(y, p.argmax(1)), abs=1e-12)
