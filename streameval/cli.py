@@ -427,8 +427,12 @@ def merge_cmd(
     sketches: List[Path] = typer.Argument(..., help="Sketch files to merge (all on the same grid).", show_default=False),
     out: Path = typer.Option(..., "--output", "-o", metavar="FILE", help="File to write the merged sketch to."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="Print nothing on success."),
+    strict: bool = typer.Option(False, "--strict", help="Refuse (exit 1) when an input file would be counted twice."),
 ) -> None:
-    """Merge sketches of shards (days, partitions, workers) into one; exact, order-free."""
+    """Merge sketches of shards (days, partitions, workers) into one; exact, order-free.
+
+    Each sketch made by `eval` records its input files; merging one twice warns (or with --strict fails).
+    """
 
     def body() -> None:
         from .multiclass import MulticlassSketch
@@ -442,7 +446,15 @@ def merge_cmd(
         elif any(isinstance(x, MulticlassSketch) for x in loaded):
             raise UsageError("cannot merge binary and multiclass sketches together")
         else:
-            merged = merge(loaded)  # type: ignore[arg-type]
+            import warnings
+
+            from .provenance import DuplicateInputWarning
+
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always", DuplicateInputWarning)
+                merged = merge(loaded, strict=strict)  # type: ignore[arg-type]
+            for w in caught:
+                typer.echo(f"warning: {w.message}", err=True)
         _save(merged, out)
         if not quiet:
             typer.echo(f"merged {len(sketches)} sketches ({merged.n_rows:,} rows) into {out}", err=True)

@@ -374,6 +374,9 @@ def sketch_source(
             f"{src.description}: no rows to evaluate"
             + (f" (the filter {where!r} matched none)" if where else " (the input is empty)")
         )
+    from .provenance import file_inputs
+
+    sketch.inputs = file_inputs(src.files, rows)
     elapsed = _time.perf_counter() - t0
     provenance = {
         "source": src.description,

@@ -16,13 +16,14 @@ from __future__ import annotations
 import itertools
 import math
 import os
+import warnings
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any, Iterable
 
 import numpy as np
 import numpy.typing as npt
 
-from . import io, kernels
+from . import io, kernels, provenance
 from .binary_metrics import BinaryMetrics
 from .errors import IncompatibleGridError, InputError, InputTypeError, SketchFormatError
 from .grid import DEFAULT_GRID, Grid, coarsening_map
@@ -90,6 +91,8 @@ class BinarySketch(BinaryMetrics):
         self.counters.update({name: 0.0 for name in _FLOAT_COUNTERS})
         self.counters["weighted"] = False
         self._created_by: str | None = None  # kept from a loaded file until the sketch changes
+        self.inputs: list[dict[str, Any]] = []  # provenance: see streameval.provenance
+        self.inputs_dropped = 0
 
     # -- state -------------------------------------------------------------------------------
     def _densify(self) -> np.ndarray:
@@ -290,7 +293,7 @@ class BinarySketch(BinaryMetrics):
         self.counters["weighted"] = bool(self.counters["weighted"] or other.counters["weighted"])
 
     # -- merge -------------------------------------------------------------------------------
-    def merge(self, other: "BinarySketch") -> "BinarySketch":
+    def merge(self, other: "BinarySketch", *, strict: bool = False) -> "BinarySketch":
         """A new sketch holding the rows of both; the inputs are unchanged.
 
         Equivalent to running ``other``'s updates on a copy of this sketch: counts and min/max are
@@ -301,8 +304,10 @@ class BinarySketch(BinaryMetrics):
         ------
         IncompatibleGridError
             If the grids are neither equal nor coarsenings of one another (the message names both).
+        InputError
+            With ``strict=True``, if both sketches hold the same input (see :func:`merge`).
         """
-        return merge([self, other])
+        return merge([self, other], strict=strict)
 
     def coarsen(self, grid: Grid) -> "BinarySketch":
         """This sketch re-binned on ``grid``, an exact power-of-two coarsening of its own grid.
@@ -349,6 +354,10 @@ class BinarySketch(BinaryMetrics):
             value = getattr(self._labels, name)
             if value is not None:
                 meta[name] = value if isinstance(value, (bool, int, float, str)) else repr(value)
+        if self.inputs:
+            meta["inputs"] = self.inputs
+        if self.inputs_dropped:
+            meta["inputs_dropped"] = self.inputs_dropped
         return io.SketchParts("binary", self.grid, keys, values, dict(self.counters), meta)
 
     def to_bytes(self, compress: bool = True) -> bytes:
@@ -381,6 +390,11 @@ class BinarySketch(BinaryMetrics):
         sketch._keys, sketch._values = parts.keys, parts.values
         created_by = parts.meta.get("created_by")
         sketch._created_by = created_by if isinstance(created_by, str) else None
+        sketch.inputs = provenance.check_inputs(parts.meta.get("inputs", []), source)
+        dropped = parts.meta.get("inputs_dropped", 0)
+        if isinstance(dropped, bool) or not isinstance(dropped, int) or not 0 <= dropped < 1 << 62:
+            raise SketchFormatError(f"{source + ': ' if source else ''}bad header field meta.inputs_dropped={dropped!r}")
+        sketch.inputs_dropped = dropped
         for name in _INT_COUNTERS:
             sketch.counters[name] = _counter(parts.counters, name, int, source)
         for name in _FLOAT_COUNTERS:
@@ -452,7 +466,7 @@ def _counter(counters: dict[str, Any], name: str, kind: type, source: str | None
     return kind(value)
 
 
-def merge(sketches: Iterable[BinarySketch]) -> BinarySketch:
+def merge(sketches: Iterable[BinarySketch], *, strict: bool = False) -> BinarySketch:
     """Merge any number of sketches on one grid into a new sketch; the inputs are unchanged.
 
     Merging is associative and commutative, and an empty sketch is its identity (counts and
@@ -461,12 +475,19 @@ def merge(sketches: Iterable[BinarySketch]) -> BinarySketch:
     :func:`streameval.grid.coarsening_map`): the result is on the coarsest grid, exactly as if
     every row had been binned there.
 
+    The result records the union of the inputs' provenance (:mod:`streameval.provenance`). When
+    two sketches hold the same input file (same content id), its rows are counted twice: a
+    :class:`~streameval.provenance.DuplicateInputWarning` names it, or with ``strict=True`` an
+    :class:`InputError` is raised.
+
     Raises
     ------
     ValueError
         If no sketch is given.
     IncompatibleGridError
         If two grids are neither equal nor coarsenings of one another (the message names both).
+    InputError
+        With ``strict=True``, if an input would be counted twice.
     """
     it = iter(sketches)
     try:
@@ -479,6 +500,8 @@ def merge(sketches: Iterable[BinarySketch]) -> BinarySketch:
     counters: dict[str, Any] = {name: 0 for name in _INT_COUNTERS}
     counters.update({name: 0.0 for name in _FLOAT_COUNTERS})
     counters["weighted"] = False
+    inputs: list[dict[str, Any]] = []
+    dropped = 0
     grid = first.grid
     dense = kernels.empty_state(grid.n_bins)
     for s in itertools.chain([first], it):  # lazily: inputs may be loaded one at a time
@@ -502,6 +525,13 @@ def merge(sketches: Iterable[BinarySketch]) -> BinarySketch:
                 grid = s.grid
                 dense = kernels.empty_state(grid.n_bins)
                 kernels.merge_into(dense, to_new(acc_keys), acc_values)
+        inputs, dup, dropped = provenance.union(inputs, s.inputs, dropped + s.inputs_dropped)
+        if dup:
+            names = ", ".join(str(e.get("name")) for e in dup[:3]) + (f" and {len(dup) - 3} more" if len(dup) > 3 else "")
+            msg = f"the same input is merged twice and its rows would be counted twice: {names}"
+            if strict:
+                raise InputError(msg + "; merge each input once")
+            warnings.warn(msg, provenance.DuplicateInputWarning, stacklevel=2)
         if keys.size:
             kernels.merge_into(dense, keys, values)
         for name in (*_INT_COUNTERS, *_FLOAT_COUNTERS):
@@ -510,6 +540,7 @@ def merge(sketches: Iterable[BinarySketch]) -> BinarySketch:
     out = BinarySketch(grid)
     out._labels = labels
     out.counters = counters
+    out.inputs, out.inputs_dropped = inputs, dropped
     out._keys, out._values = kernels.compact(dense)
     return out
 
