@@ -79,6 +79,15 @@ class BinarySketch(BinaryMetrics):
         grid = DEFAULT_GRID if grid is None else grid
         if not isinstance(grid, Grid):
             raise InputTypeError(f"grid must be a streameval Grid, got {type(grid).__name__}")
+        cap = io.max_grid_bins()
+        if grid.n_bins > cap:
+            from .errors import UsageError
+
+            raise UsageError(
+                f"grid {grid.describe()} has {grid.n_bins:,} bins, more than the limit of {cap:,} (a dense "
+                f"state would take {grid.n_bins * 64 / 2**20:,.0f} MiB per thread); use fewer mantissa bits or "
+                f"bins, or raise the limit with the environment variable {io.MAX_GRID_BINS_ENV}"
+            )
         self.grid: Grid = grid
         self._labels = LabelEncoder(pos_label=pos_label)
         self._dense: np.ndarray | None = None

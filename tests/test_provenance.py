@@ -82,3 +82,10 @@ def test_cli_merge_strict(tmp_path):
                                  str(tmp_path / "n.sketch"), "--strict"])
     assert strict.exit_code == 1 and "counted twice" in strict.stderr
     assert json.loads(runner.invoke(app, ["report", str(tmp_path / "m.sketch"), "-f", "json"]).stdout)["metrics"]["n_rows"] == 6000
+
+
+def test_a_huge_grid_built_in_code_is_refused_with_the_way_out():
+    from streameval.errors import UsageError
+
+    with pytest.raises(UsageError, match="STREAMEVAL_MAX_GRID_BINS"):
+        BinarySketch(streameval.FloatGrid(20))
