@@ -9,7 +9,7 @@ file format, so the same schema can move to a server database):
 - ``sketches(path, window_start, slice, n_rows, n_unlabelled, labelled, unlabelled, counters)``:
   one row per (file, window, slice) group; ``labelled`` is the group's binary sketch,
   ``unlabelled`` the score histogram of its rows whose label had not arrived (a cell block, see
-  :func:`streameval.sketchset.encode_cells`), ``slice`` a JSON list of the slice values.
+  :func:`streameval.cells.encode_cells`), ``slice`` a JSON list of the slice values.
 
 Each file's contribution is written in one transaction: an unchanged file (same size and
 modification time, or same SHA-256) is skipped; a changed one (labels arrived) has its rows
