@@ -158,17 +158,11 @@ def markdown(res: dict[str, Any]) -> str:
 
 
 def write_readme(path: str, block: str) -> None:
-    text = open(path).read() if os.path.exists(path) else "# streameval benchmarks\n"
-    section = f"{BEGIN}\n{block}{END}"
-    if BEGIN in text and END in text:
-        head, rest = text.split(BEGIN, 1)
-        text = head + section + rest.split(END, 1)[1]
-    else:
-        text = text.rstrip("\n") + "\n\n## Monitoring and uncertainty\n\n" + section + "\n"
-    fd, tmp = tempfile.mkstemp(dir=os.path.dirname(os.path.abspath(path)))
-    with os.fdopen(fd, "w") as f:
-        f.write(text)
-    os.replace(tmp, path)
+    """Write the monitoring section of the benchmarks README (run.py's writer, other markers)."""
+    sys.path.insert(0, HERE)
+    from run import write_readme as write_section
+
+    write_section(path, block, BEGIN, END, heading="## Monitoring and uncertainty\n\n")
 
 
 def main(argv: list[str] | None = None) -> int:

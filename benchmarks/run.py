@@ -659,14 +659,15 @@ def markdown(results: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def write_readme(path: str, table: str) -> None:
+def write_readme(path: str, table: str, begin: str = BEGIN, end: str = END, heading: str = "") -> None:
+    """Replace the generated section between ``begin`` and ``end`` (appended, after ``heading``, if absent)."""
     text = open(path).read() if os.path.exists(path) else "# streameval benchmarks\n\n## Results\n\n"
-    block = f"{BEGIN}\n{table}{END}"
-    if BEGIN in text and END in text:
-        head, rest = text.split(BEGIN, 1)
-        text = head + block + rest.split(END, 1)[1]
+    block = f"{begin}\n{table}{end}"
+    if begin in text and end in text:
+        head, rest = text.split(begin, 1)
+        text = head + block + rest.split(end, 1)[1]
     else:
-        text = text.rstrip("\n") + "\n\n" + block + "\n"
+        text = text.rstrip("\n") + "\n\n" + heading + block + "\n"
     tmp = f"{path}.tmp{os.getpid()}"
     with open(tmp, "w") as f:
         f.write(text)

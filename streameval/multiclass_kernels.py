@@ -35,6 +35,7 @@ import numpy as np
 
 from .intrinsics import prefetch
 from .kernels import BLOCK, MAX, MIN, N_FIELDS, SUM, W, _block_keys
+from .kernels import _merge_cell as _fold  # one cell-fold rule for every sketch kind
 
 EMPTY = -1
 MAX_LOAD = 0.7  # shards grow (x2) before their load would pass this
@@ -163,16 +164,6 @@ def _add(flat, c, w, s):  # type: ignore[no-untyped-def]
     if s > flat[c + MAX]:
         flat[c + MAX] = s
     flat[c + SUM] += w * s
-
-
-@nb.njit(inline="always")
-def _fold(dst, src):  # type: ignore[no-untyped-def]
-    dst[W] += src[W]
-    if src[MIN] < dst[MIN]:
-        dst[MIN] = src[MIN]
-    if src[MAX] > dst[MAX]:
-        dst[MAX] = src[MAX]
-    dst[SUM] += src[SUM]
 
 
 @nb.njit(nogil=True, cache=True)
