@@ -213,7 +213,7 @@ def case_inmemory(p: dict[str, Any]) -> dict[str, Any]:
     from sklearn.metrics import average_precision_score, roc_auc_score
 
     import streameval
-    from streameval import kernels
+    from streameval.kernels import binary as kernels
 
     y, s = _load_subset(p["path"], p["rows"])
     # First update in this fresh process: loads the cached compiled kernels (no compilation).

@@ -17,9 +17,9 @@ from .errors import (
 )
 from .grid import DEFAULT_GRID, CutGrid, FloatGrid, Grid, LinearGrid, ProbabilityGrid, grid_from_spec, parse_grid
 from .metrics import CalibrationCurve, Confusion, Estimate, ThresholdResult, TopK
-from .multiclass import MulticlassSketch
-from .sketch import BinarySketch, load, merge
-from .sketchset import SketchSet
+from .sketch.binary import BinarySketch, load, merge
+from .sketch.multiclass import MulticlassSketch
+from .sketch.sketchset import SketchSet
 from .stats import compare
 
 __version__ = "0.1.0"

@@ -1,5 +1,5 @@
 """``python -m streameval``: the command-line interface."""
 
-from .cli import main
+from .cli.main import main
 
 main()

@@ -18,7 +18,7 @@ from .errors import InputError, InputTypeError, UsageError
 from .grid import Grid, parse_grid
 from .progress import progress_callback
 from .report import Report
-from .sketch import BinarySketch, cpu_count
+from .sketch.binary import BinarySketch, cpu_count
 from .sources import DEFAULT_BATCH_ROWS, LABEL, SCORE, WEIGHT, Chunk, Source, column_map, open_source
 
 __all__ = ["evaluate", "sketch_source", "EmptyInputError"]
@@ -374,7 +374,7 @@ def sketch_source(
             f"{src.description}: no rows to evaluate"
             + (f" (the filter {where!r} matched none)" if where else " (the input is empty)")
         )
-    from .provenance import file_inputs
+    from .sketch.provenance import file_inputs
 
     sketch.inputs = file_inputs(src.files, rows)
     elapsed = _time.perf_counter() - t0
@@ -575,7 +575,7 @@ def _ci_options(ci: Any) -> Any:
 def _evaluate_slices(source: Any, *, thresholds: Sequence[float] | None, positive_if: str,
                      max_groups: int | None, ci: Any, **options: Any) -> Any:
     from .report import SliceTable
-    from .sketchset import DEFAULT_MAX_GROUPS
+    from .sketch.sketchset import DEFAULT_MAX_GROUPS
     from .slicing import sketch_slices
 
     sketches, provenance = sketch_slices(source, max_groups=max_groups or DEFAULT_MAX_GROUPS, **options)

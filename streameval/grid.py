@@ -10,7 +10,7 @@ thresholds inside one bin are ever in doubt, and the per-bin minimum and maximum
 settle most of those.
 
 The same formula is implemented twice: vectorized in NumPy here (:meth:`Grid.bin_index`, used for
-thresholds and as the reference) and scalar in :mod:`streameval.kernels` (the hot loop). The two
+thresholds and as the reference) and scalar in :mod:`streameval.kernels.binary` (the hot loop). The two
 are tested to agree bit for bit.
 """
 

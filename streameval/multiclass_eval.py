@@ -96,7 +96,7 @@ def sketch_multiclass(
     """
     from .evaluate import EmptyInputError
     from .grid import parse_grid
-    from .multiclass import MulticlassSketch
+    from .sketch.multiclass import MulticlassSketch
 
     cols = expand_score_columns(score, source)
     extra = {f"score_{i}": c for i, c in enumerate(cols[1:], start=1)}

@@ -15,7 +15,7 @@ from typing import Any, Callable, Sequence
 from .errors import InputError, InputTypeError, UsageError
 from .grid import Grid, parse_grid
 from .progress import progress_callback
-from .sketchset import DEFAULT_MAX_GROUPS, SketchSet
+from .sketch.sketchset import DEFAULT_MAX_GROUPS, SketchSet
 from .sources import DEFAULT_BATCH_ROWS, LABEL, SCORE, WEIGHT, open_source
 from .windows import parse_window, window_starts
 

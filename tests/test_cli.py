@@ -13,7 +13,7 @@ from sklearn.metrics import roc_auc_score
 from typer.testing import CliRunner
 
 from streameval import synthetic
-from streameval.cli import app
+from streameval.cli.main import app
 
 runner = CliRunner()
 ROOT = Path(__file__).resolve().parents[1]

@@ -80,7 +80,7 @@ def _bases() -> list[bytes]:
 BASES = _bases()
 
 
-# -- file surgery (the documented layout, independent of streameval.io) ---------------------------
+# -- file surgery (the documented layout, independent of streameval.sketch.io) ---------------------------
 
 
 def _split(data: bytes) -> tuple[int, int, dict, np.ndarray, np.ndarray]:

@@ -7,8 +7,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from streameval import kernels
 from streameval.grid import CutGrid, FloatGrid, LinearGrid, ProbabilityGrid, grid_from_spec, parse_grid
+from streameval.kernels import binary as kernels
 
 GRIDS = [
     ProbabilityGrid(),

@@ -327,7 +327,7 @@ def allow_infinite_scores(monkeypatch):
     The golden "float" file holds -inf and +inf (files may: they read as before); rebuilding it
     from its data needs the old acceptance. The wrapper runs the real checks on the finite rows.
     """
-    import streameval.sketch as sketch_module
+    import streameval.sketch.binary as sketch_module
 
     real = sketch_module.clean_scores
 
@@ -658,7 +658,7 @@ def test_dev_zero_fails_at_once():
 def test_cli_report_on_dev_zero_is_a_clean_error():
     from typer.testing import CliRunner
 
-    from streameval.cli import app
+    from streameval.cli.main import app
 
     result = CliRunner().invoke(app, ["report", "/dev/zero"])
     assert result.exit_code == 1 and "not a streameval sketch" in result.stderr
@@ -817,7 +817,7 @@ def test_cli_eval_with_overflowing_weights_fails_cleanly(tmp_path):
     import pyarrow.parquet as pq
     from typer.testing import CliRunner
 
-    from streameval.cli import app
+    from streameval.cli.main import app
 
     pq.write_table(pa.table({"s": [0.1, 0.9, 0.4], "y": [0, 1, 1], "w": [1e308, 1e308, 1.0]}), tmp_path / "w.parquet")
     result = CliRunner().invoke(app, ["eval", str(tmp_path / "w.parquet"), "--score", "s", "--label", "y",

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from streameval import ProbabilityGrid
-from streameval.kernels import LOG_LOSS_EPS, empty_state, probability_sums, update_state
+from streameval.kernels.binary import LOG_LOSS_EPS, empty_state, probability_sums, update_state
 
 EPS = LOG_LOSS_EPS
 

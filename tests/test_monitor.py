@@ -14,7 +14,7 @@ import pytest
 from sklearn import metrics as skm
 from typer.testing import CliRunner
 
-from streameval.cli import app
+from streameval.cli.main import app
 from streameval.monitor import Store, StoreBusyError, check
 
 

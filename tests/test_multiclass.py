@@ -13,7 +13,7 @@ from sklearn import metrics as skm
 
 from streameval import BinarySketch, LinearGrid, ProbabilityGrid
 from streameval.errors import IncompatibleGridError, InputError, UsageError
-from streameval.multiclass import MulticlassSketch, auto_pair_grid, merge_multiclass
+from streameval.sketch.multiclass import MulticlassSketch, auto_pair_grid, merge_multiclass
 
 TOL = 1e-12
 
@@ -384,7 +384,7 @@ def test_classification_report_arrow():
 def test_writing_paths_agree(monkeypatch, budget):
     """Hash tables (budget 0: growth from 64 slots, two threads) and dense states hold the same
     cells as the sort-based small-chunk path."""
-    import streameval.multiclass_state as ms
+    import streameval.sketch.multiclass_state as ms
 
     monkeypatch.setattr(ms, "DENSE_BUDGET", budget)
     rng = np.random.default_rng(21)

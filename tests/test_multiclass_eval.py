@@ -11,7 +11,7 @@ from sklearn import metrics as skm
 from typer.testing import CliRunner
 
 import streameval
-from streameval.cli import app
+from streameval.cli.main import app
 
 
 @pytest.fixture()
@@ -51,7 +51,7 @@ def test_cli_multiclass(mc_log):
     r = runner.invoke(app, ["eval", str(path), "--score", "p_*", "--label", "y", "-f", "json"])
     assert r.exit_code == 0, r.stderr
     d = json.loads(r.stdout)
-    assert d["schema"] == "streameval.multiclass" and len(d["per_class"]) == p.shape[1]
+    assert d["schema"] == "streameval.sketch.multiclass" and len(d["per_class"]) == p.shape[1]
     table = runner.invoke(app, ["eval", str(path), "--score", "p_*", "--label", "y"])
     assert table.exit_code == 0 and "confusion matrix" in table.stdout
 

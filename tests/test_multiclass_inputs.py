@@ -12,7 +12,7 @@ import pytest
 from sklearn import metrics as skm
 
 from streameval import InputError, InputTypeError
-from streameval.multiclass import MulticlassSketch
+from streameval.sketch.multiclass import MulticlassSketch
 
 P = np.array([[0.7, 0.2, 0.1], [0.2, 0.5, 0.3], [0.1, 0.3, 0.6], [0.3, 0.4, 0.3]])
 Y = np.array([0, 1, 2, 2])

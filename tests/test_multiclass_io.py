@@ -16,7 +16,7 @@ import pytest
 import streameval
 from streameval import BinarySketch, LinearGrid, MulticlassSketch
 from streameval.errors import SketchFormatError
-from streameval.multiclass import load_multiclass
+from streameval.sketch.multiclass import load_multiclass
 
 GOLDEN = pathlib.Path(__file__).resolve().parent / "golden"
 NAMES = ["scores", "weighted", "no-pairs", "coarse-pairs", "labels"]

@@ -13,9 +13,9 @@ from typer.testing import CliRunner
 
 import streameval
 from streameval import BinarySketch
-from streameval.cli import app
+from streameval.cli.main import app
 from streameval.errors import InputError, SketchFormatError
-from streameval.provenance import MAX_INPUTS, DuplicateInputWarning
+from streameval.sketch.provenance import MAX_INPUTS, DuplicateInputWarning
 
 
 def _day(path, seed):
@@ -61,7 +61,7 @@ def test_the_record_stays_bounded_over_many_merges():
 @pytest.mark.parametrize("bad", [{"inputs": "x"}, {"inputs": [{"id": 5}]}, {"inputs": [{"rows": -1}]},
                                  {"inputs": [{"extra": 1}]}, {"inputs_dropped": -3}, {"inputs_dropped": True}])
 def test_bad_inputs_in_a_file_are_a_format_error(bad):
-    from streameval import io
+    from streameval.sketch import io
 
     s = BinarySketch().update([0, 1], [0.2, 0.8])
     parts = s._parts()

@@ -20,7 +20,7 @@ from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 from typer.testing import CliRunner
 
-from streameval.cli import app
+from streameval.cli.main import app
 
 
 @pytest.fixture(scope="module")

@@ -9,7 +9,8 @@ import numpy as np
 import pytest
 from sklearn import metrics as skm
 
-from streameval import BinarySketch, InputError, LinearGrid, kernels
+from streameval import BinarySketch, InputError, LinearGrid
+from streameval.kernels import binary as kernels
 
 
 def test_linear_grid_nonfinite_scale_is_rejected_or_binned_in_range():

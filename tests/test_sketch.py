@@ -10,7 +10,7 @@ from sample_data import make_data
 
 import streameval
 from streameval import BinarySketch, FloatGrid, IncompatibleGridError, LinearGrid, ProbabilityGrid
-from streameval.kernels import MAX, MIN, SUM, W
+from streameval.kernels.binary import MAX, MIN, SUM, W
 
 GRIDS = [None, LinearGrid(0, 1, 50), FloatGrid(4, -6, 6), ProbabilityGrid(6, -12)]
 
@@ -146,7 +146,7 @@ def test_cut_grid_sketch_round_trips_and_refuses_other_cuts():
 
 @pytest.mark.parametrize("threads", [2, 3])
 def test_threaded_update_equals_single_thread(monkeypatch, threads):
-    import streameval.sketch as sketch_mod
+    import streameval.sketch.binary as sketch_mod
 
     monkeypatch.setattr(sketch_mod, "MIN_ROWS_PER_THREAD", 100)
     monkeypatch.setattr(sketch_mod, "SMALL_CHUNK_ROWS", 0)
@@ -211,7 +211,7 @@ def test_not_a_coarsening():
 
 @pytest.mark.parametrize("grid", GRIDS, ids=str)
 def test_small_chunk_path_equals_dense_path(monkeypatch, grid, dist):
-    import streameval.sketch as sketch_mod
+    import streameval.sketch.binary as sketch_mod
 
     y, s, w = make_data(dist, 4000, seed=12, weighted=True)
     s[::51] = np.nan

@@ -13,7 +13,7 @@ from sklearn import metrics as skm
 from streameval import LinearGrid
 from streameval.errors import InputError
 from streameval.report import SliceTable
-from streameval.sketchset import SketchSet
+from streameval.sketch.sketchset import SketchSet
 from streameval.windows import parse_window, window_starts
 
 

@@ -17,7 +17,7 @@ import pytest
 from typer.testing import CliRunner
 
 import streameval
-from streameval.cli import app
+from streameval.cli.main import app
 from streameval.errors import UsageError
 from streameval.sources import SourceError, SQLRefusedError, check_expression, check_query, open_source
 

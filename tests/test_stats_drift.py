@@ -10,7 +10,7 @@ from scipy.spatial.distance import jensenshannon
 
 from streameval import BinarySketch, LinearGrid
 from streameval.errors import UsageError
-from streameval.sketchset import SketchSet
+from streameval.sketch.sketchset import SketchSet
 from streameval.stats import score_drift
 
 

@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 
 import streameval
 from streameval import BinarySketch, LinearGrid
-from streameval.cli import app
+from streameval.cli.main import app
 from streameval.errors import IncompatibleGridError, UsageError
 from streameval.report import CIOptions, Report
 

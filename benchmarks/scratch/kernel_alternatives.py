@@ -1,4 +1,4 @@
-"""Scratch study: alternatives to streameval.kernels.update_state, measured side by side.
+"""Scratch study: alternatives to streameval.kernels.binary.update_state, measured side by side.
 
     python benchmarks/scratch/kernel_alternatives.py [--rows 10M] [--rounds 5]
 
@@ -25,7 +25,7 @@ import synth  # noqa: E402
 
 import streameval  # noqa: E402
 from streameval import kernels  # noqa: E402
-from streameval.kernels import _bits, bin_of  # noqa: E402
+from streameval.kernels.binary import _bits, bin_of  # noqa: E402
 
 LO = kernels.LOG_LOSS_EPS
 HI = 1.0 - LO

@@ -38,7 +38,7 @@ __all__ = [
 
 
 def _sketch(y_true: Any, y_score: Any, sample_weight: Any, grid: Any, pos_label: Any) -> Any:
-    from ..sketch import BinarySketch
+    from ..sketch.binary import BinarySketch
 
     score = y_score
     if isinstance(score, (list, tuple)) or getattr(score, "ndim", 1) == 2:

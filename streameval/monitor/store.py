@@ -9,7 +9,7 @@ file format, so the same schema can move to a server database):
 - ``sketches(path, window_start, slice, n_rows, n_unlabelled, labelled, unlabelled, counters)``:
   one row per (file, window, slice) group; ``labelled`` is the group's binary sketch,
   ``unlabelled`` the score histogram of its rows whose label had not arrived (a cell block, see
-  :func:`streameval.cells.encode_cells`), ``slice`` a JSON list of the slice values.
+  :func:`streameval.sketch.cells.encode_cells`), ``slice`` a JSON list of the slice values.
 
 Each file's contribution is written in one transaction: an unchanged file (same size and
 modification time, or same SHA-256) is skipped; a changed one (labels arrived) has its rows
@@ -30,8 +30,8 @@ from typing import Any, Iterable, Sequence
 
 from ..errors import StreamevalError, UsageError
 from ..grid import grid_from_spec, parse_grid
-from ..sketch import BinarySketch
-from ..sketchset import DEFAULT_MAX_GROUPS, SketchSet
+from ..sketch.binary import BinarySketch
+from ..sketch.sketchset import DEFAULT_MAX_GROUPS, SketchSet
 from ..windows import parse_window, window_starts
 
 __all__ = ["Store", "StoreBusyError", "IngestResult", "STORE_SCHEMA_VERSION"]

@@ -24,7 +24,7 @@ from typing import Any, Callable, Sequence
 
 from ..errors import InexactThresholdWarning, UndefinedMetricWarning
 from ..metrics.estimate import Estimate
-from ..sketch import BinarySketch
+from ..sketch.binary import BinarySketch
 
 __all__ = ["Report", "SCHEMA_VERSION", "METRIC_LABELS"]
 

@@ -18,7 +18,7 @@ from ..errors import UndefinedMetricWarning
 
 __all__ = ["MulticlassReport", "MULTICLASS_SCHEMA_VERSION"]
 
-MULTICLASS_SCHEMA = "streameval.multiclass"
+MULTICLASS_SCHEMA = "streameval.sketch.multiclass"
 MULTICLASS_SCHEMA_VERSION = 1
 
 
@@ -107,7 +107,7 @@ class MulticlassReport:
         return cls(sketch, m, per_class, cm, prov, notes)
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON-ready values (schema ``streameval.multiclass``, version 1)."""
+        """JSON-ready values (schema ``streameval.sketch.multiclass``, version 1)."""
         return {"schema": MULTICLASS_SCHEMA, "schema_version": MULTICLASS_SCHEMA_VERSION, "metrics": self.metrics,
                 "per_class": self.per_class, "confusion_matrix": self.confusion_matrix,
                 "provenance": {k: _v(v) if not isinstance(v, (list, dict)) else v for k, v in self.provenance.items()},

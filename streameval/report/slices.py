@@ -20,8 +20,8 @@ from typing import Any, Sequence
 
 from ..errors import InexactThresholdWarning, UndefinedMetricWarning
 from ..metrics.thresholds import check_rule
-from ..sketch import BinarySketch
-from ..sketchset import SketchSet
+from ..sketch.binary import BinarySketch
+from ..sketch.sketchset import SketchSet
 
 __all__ = ["SliceTable", "SLICE_SCHEMA_VERSION"]
 

@@ -2,7 +2,7 @@
 
     python tests/golden/make_golden_multiclass.py
 
-Needs ``MulticlassSketch.to_bytes`` (the "multiclass" kind of ``streameval/io.py``); until then
+Needs ``MulticlassSketch.to_bytes`` (the "multiclass" kind of ``streameval/sketch/io.py``); until then
 :func:`build` alone is usable (tests rebuild the same sketches and compare their parts). Each
 sketch comes from small deterministic data computed with plain arithmetic (no random generator),
 covering: scores on the default grid with full-resolution pairs, weights with zero weights and

@@ -13,14 +13,14 @@ from typing import Any
 
 import numpy as np
 
-from . import kernels
-from .grid import Grid
-from .metrics import auc, curves, probability, thresholds
-from .metrics.confusion import Confusion, confusion_at
-from .metrics.estimate import Estimate
-from .metrics.probability import CalibrationCurve, ProbabilitySums
-from .metrics.table import BinTable
-from .metrics.thresholds import ThresholdResult, TopK
+from ..grid import Grid
+from ..kernels import binary as kernels
+from ..metrics import auc, curves, probability, thresholds
+from ..metrics.confusion import Confusion, confusion_at
+from ..metrics.estimate import Estimate
+from ..metrics.probability import CalibrationCurve, ProbabilitySums
+from ..metrics.table import BinTable
+from ..metrics.thresholds import ThresholdResult, TopK
 
 __all__ = ["BinaryMetrics"]
 
@@ -220,8 +220,8 @@ class BinaryMetrics:
         UsageError
             Unknown metric or method, a level outside (0, 1), a rate without ``threshold``.
         """
-        from .errors import UsageError
-        from .stats import rate_cis, roc_auc_ci
+        from ..errors import UsageError
+        from ..stats import rate_cis, roc_auc_ci
 
         if metric == "roc_auc":
             return roc_auc_ci(self.table(), level, method or "delong")

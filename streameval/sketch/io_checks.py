@@ -14,10 +14,10 @@ from typing import Any
 
 import numpy as np
 
-from .errors import SketchFormatError
-from .grid import Grid
-from .inputs import MAX_TOTAL_WEIGHT as _INPUT_MAX_TOTAL_WEIGHT
-from .kernels import LOG_LOSS_EPS, MAX, MIN, SUM, W
+from ..errors import SketchFormatError
+from ..grid import Grid
+from ..inputs import MAX_TOTAL_WEIGHT as _INPUT_MAX_TOTAL_WEIGHT
+from ..kernels.binary import LOG_LOSS_EPS, MAX, MIN, SUM, W
 
 __all__ = ["check_payload", "check_keys", "check_cells", "check_consistency", "fail", "MAX_TOTAL_WEIGHT", "REL_TOL"]
 

@@ -24,7 +24,7 @@ _STORE = typer.Option(..., "--store", metavar="FILE", help="The store (a DuckDB 
 
 
 def _shared() -> Any:
-    from . import cli
+    from . import main as cli
 
     return cli
 
@@ -57,7 +57,7 @@ def ingest_cmd(
         by_ = [b.strip() for b in by_.split(",") if b.strip()]
 
     def body() -> None:
-        from .monitor import Store
+        from ..monitor import Store
 
         with Store(store) as st:
             results = st.ingest(paths, score=pick(score, "score"), label=pick(label, "label"),
@@ -83,7 +83,7 @@ def forget_cmd(
     cli = _shared()
 
     def body() -> None:
-        from .monitor import Store
+        from ..monitor import Store
 
         with Store(store) as st:
             for p in paths:
@@ -111,9 +111,9 @@ def report_cmd(
         raise typer.BadParameter(f"unknown format {fmt!r}", param_hint="--format") from None
 
     def body() -> None:
-        from .monitor import Store
-        from .monitor.alerts import parse_since
-        from .report import CIOptions, SliceTable
+        from ..monitor import Store
+        from ..monitor.alerts import parse_since
+        from ..report import CIOptions, SliceTable
 
         with Store(store, read_only=True) as st:
             start = None if since is None else parse_since(since, st.newest_window())
@@ -147,7 +147,7 @@ def check_cmd(
     cli = _shared()
 
     def body() -> None:
-        from .monitor import Store, check
+        from ..monitor import Store, check
 
         with Store(store, read_only=True) as st:
             keep = None if by is None else [b.strip() for b in by.split(",") if b.strip()]

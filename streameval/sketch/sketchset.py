@@ -24,14 +24,14 @@ from typing import Any, Callable, Iterator, Mapping, Sequence
 import numpy as np
 import numpy.typing as npt
 
-from . import kernels
+from ..errors import IncompatibleGridError, InputError, InputTypeError, UsageError
+from ..grid import DEFAULT_GRID, Grid
+from ..inputs import LabelEncoder, as_1d_array, clean_scores, clean_weights
+from ..kernels import binary as kernels
+from .binary import BinarySketch, _merge_labels, _plain
 from .cells import cells_of_rows as _cells
 from .cells import decode_cells, encode_cells
 from .cells import reduce_cells as _reduce
-from .errors import IncompatibleGridError, InputError, InputTypeError, UsageError
-from .grid import DEFAULT_GRID, Grid
-from .inputs import LabelEncoder, as_1d_array, clean_scores, clean_weights
-from .sketch import BinarySketch, _merge_labels, _plain
 
 __all__ = ["SketchSet", "DEFAULT_MAX_GROUPS", "UNLABELLED"]
 

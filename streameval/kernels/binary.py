@@ -29,7 +29,7 @@ import math
 import numba as nb
 import numpy as np
 
-from .grid import KIND_LINEAR, KIND_PROBABILITY
+from ..grid import KIND_LINEAR, KIND_PROBABILITY
 from .intrinsics import bits_f64, f64_bits, log_pos, prefetch
 
 W, MIN, MAX, SUM = 0, 1, 2, 3

@@ -17,8 +17,8 @@ from typing import Any, Callable, List, Optional
 
 import typer
 
-from .cli_options import _check_gates, _parse_gates, parse_thresholds
-from .errors import StreamevalError, UsageError
+from ..errors import StreamevalError, UsageError
+from .options import _check_gates, _parse_gates, parse_thresholds
 
 EXIT_OK, EXIT_DATA_ERROR, EXIT_USAGE_ERROR, EXIT_ALERT = 0, 1, 2, 3
 
@@ -39,7 +39,7 @@ app = typer.Typer(
 
 def _version(value: bool) -> None:
     if value:
-        from . import __version__
+        from .. import __version__
 
         typer.echo(f"streameval {__version__}")
         raise typer.Exit(0)
@@ -80,7 +80,7 @@ class RateCI(str, Enum):
 def _ci(on: bool, level: float, auc: AucCI, rate: RateCI) -> Any:
     if not on:
         return None
-    from .report import CIOptions
+    from ..report import CIOptions
 
     return CIOptions(level=level, auc_method=auc.value, rate_method=rate.value)
 
@@ -186,7 +186,7 @@ def _save(sketch: Any, path: Path) -> None:
 def _parse_grid(text: str | None) -> Any:
     if text is None:
         return None
-    from .grid import parse_grid
+    from ..grid import parse_grid
 
     try:
         return parse_grid(text)
@@ -216,7 +216,7 @@ def _emit(report: Any, fmt: Format, output: Optional[Path], quiet: bool = False)
         if quiet and output is None:
             return
     if output is not None:
-        from .atomic import write_text_atomic
+        from ..atomic import write_text_atomic
 
         write_text_atomic(output, text if text is not None else report.to_text(width=120))
         return
@@ -322,8 +322,8 @@ def eval_cmd(
         raise typer.BadParameter(f"unknown rule {rule_text!r}; use '>=' or '>'", param_hint="--rule")
 
     def body() -> None:
-        from .evaluate import evaluate
-        from .sources import DEFAULT_BATCH_ROWS
+        from ..evaluate import evaluate
+        from ..sources import DEFAULT_BATCH_ROWS
 
         report = evaluate(
             srcs or None,
@@ -376,12 +376,12 @@ def merge_cmd(
     """
 
     def body() -> None:
-        from .multiclass import MulticlassSketch
-        from .sketch import load, merge
+        from ..sketch.binary import load, merge
+        from ..sketch.multiclass import MulticlassSketch
 
         loaded = [load(p) for p in sketches]
         if all(isinstance(x, MulticlassSketch) for x in loaded):
-            from .multiclass_state import merge_multiclass
+            from ..sketch.multiclass_state import merge_multiclass
 
             merged: Any = merge_multiclass(loaded)  # type: ignore[arg-type]
         elif any(isinstance(x, MulticlassSketch) for x in loaded):
@@ -389,7 +389,7 @@ def merge_cmd(
         else:
             import warnings
 
-            from .provenance import DuplicateInputWarning
+            from ..sketch.provenance import DuplicateInputWarning
 
             with warnings.catch_warnings(record=True) as caught:
                 warnings.simplefilter("always", DuplicateInputWarning)
@@ -420,14 +420,14 @@ def report_cmd(
     """Report the metrics of a saved sketch (no data needed)."""
 
     def body() -> None:
-        from .multiclass import MulticlassSketch
-        from .report import Report
-        from .sketch import load
+        from ..report import Report
+        from ..sketch.binary import load
+        from ..sketch.multiclass import MulticlassSketch
 
         s = load(sketch)
         report: Any
         if isinstance(s, MulticlassSketch):
-            from .report import MulticlassReport
+            from ..report import MulticlassReport
 
             report = MulticlassReport.from_sketch(s, provenance={"source": str(sketch), "sketch_file": str(sketch)})
         else:
@@ -457,8 +457,8 @@ def compare_cmd(
     def body() -> None:
         import json
 
-        from .sketch import load
-        from .stats import compare
+        from ..sketch.binary import load
+        from ..stats import compare
 
         c = compare(load(first), load(second), metric, level=level, positive_if=rule.value)
         significant = alpha is not None and c.p_value.upper < alpha
@@ -488,7 +488,7 @@ def generate_cmd(
     weight: bool = typer.Option(False, "--weight/--no-weight", help="Add a weight column."),
 ) -> None:
     """Write a synthetic prediction log of any size (columns score, label, optional weight, segment, ts)."""
-    from . import synthetic
+    from .. import synthetic
 
     try:
         synthetic.LogSpec(rows, distribution=distribution, prevalence=prevalence, separation=separation,
@@ -511,8 +511,8 @@ def demo_cmd(
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar."),
 ) -> None:
     """Write a realistic sample prediction log (Parquet) and evaluate it: see it work on no data of your own."""
-    from . import synthetic
-    from .evaluate import evaluate
+    from .. import synthetic
+    from ..evaluate import evaluate
 
     def body() -> None:
         directory.mkdir(parents=True, exist_ok=True)
@@ -539,7 +539,7 @@ def demo_cmd(
 
 
 def _add_monitor() -> None:
-    from .cli_monitor import monitor_app
+    from .monitor import monitor_app
 
     app.add_typer(monitor_app, name="monitor")
 

@@ -6,7 +6,7 @@ from typing import Any, List, Optional
 
 import typer
 
-from .errors import UsageError
+from ..errors import UsageError
 
 __all__ = ["parse_thresholds"]
 
@@ -33,7 +33,7 @@ def _parse_gates(text: Optional[str]) -> list[tuple[str, float | None, float]]:
     """``roc_auc=0.8,recall@0.5=0.6`` -> ``[(metric, threshold or None, floor), ...]``."""
     if not text:
         return []
-    from .stats import parse_metric
+    from ..stats import parse_metric
 
     out = []
     for part in text.split(","):

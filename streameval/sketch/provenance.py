@@ -16,7 +16,7 @@ import hashlib
 import os
 from typing import Any, Sequence
 
-from .errors import SketchFormatError
+from ..errors import SketchFormatError
 
 __all__ = ["MAX_INPUTS", "DuplicateInputWarning", "file_id", "file_inputs", "check_inputs", "union"]
 

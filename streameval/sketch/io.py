@@ -10,7 +10,7 @@ Layout (all integers little-endian; specified in ``docs/sketch-format.md``)::
     16      H     header: UTF-8 JSON object (sketch kind, grid spec, bin count, counters, labels)
     16+H    8     payload length L (uint64)
     24+H    L     payload: k uint32 key deltas, then k*2*4 float64 values (bin, class, field);
-                  kind "multiclass" has its own payload (:mod:`streameval.io_multiclass`)
+                  kind "multiclass" has its own payload (:mod:`streameval.sketch.io_multiclass`)
     24+H+L  4     CRC-32 of bytes [0, 24+H+L)
 
 Decoding checks, in order: the magic, version and flags (from the first 16 bytes, so a file that is
@@ -33,11 +33,11 @@ from typing import Any, BinaryIO
 
 import numpy as np
 
-from .errors import InputTypeError, SketchFormatError, UsageError
-from .grid import CutGrid, Grid, grid_from_spec
+from ..errors import InputTypeError, SketchFormatError, UsageError
+from ..grid import CutGrid, Grid, grid_from_spec
+from ..kernels.binary import N_FIELDS
 from .io_checks import MAX_TOTAL_WEIGHT, check_cells, check_consistency, check_keys
 from .io_checks import fail as _fail
-from .kernels import N_FIELDS
 
 MAGIC = b"\x89SEVSK\r\n"
 FORMAT_VERSION = 1

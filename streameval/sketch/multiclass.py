@@ -1,7 +1,7 @@
 """MulticlassSketch: mergeable histograms of a K-class classifier's scores, and every multiclass metric.
 
 State (every metric exact on discrete scores and bounded otherwise; memory proportional to
-occupied cells; layout in :mod:`streameval.multiclass_state`):
+occupied cells; layout in :mod:`streameval.sketch.multiclass_state`):
 
 - **one-vs-rest histograms**, one per score column ``j`` on the sketch's grid, in the binary
   sketch's cell layout ``[weight, min, max, score_sum]`` x (rows of other classes, rows of class
@@ -10,7 +10,7 @@ occupied cells; layout in :mod:`streameval.multiclass_state`):
   calibration come from the binary code; "micro" averages from the pooled cells.
 - **pairwise histograms**, one per (true class ``t``, column ``j != t``) on the *pair grid* (the
   grid itself, or an exact power-of-two coarsening of it so that K^2 histograms stay affordable:
-  :func:`~streameval.multiclass_state.auto_pair_grid`). With column ``a``'s one-vs-rest positives
+  :func:`~streameval.sketch.multiclass_state.auto_pair_grid`). With column ``a``'s one-vs-rest positives
   they give the one-vs-one histograms ``a|b`` of Hand & Till's measure.
 - ``confusion`` ``(K, K)``: weight per (true class, predicted class), the prediction being
   ``y_pred`` or the row's first argmax (``np.argmax``).
@@ -33,21 +33,21 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from . import kernels
-from . import multiclass_kernels as mk
+from ..errors import IncompatibleGridError, InputError, InputTypeError, UsageError
+from ..grid import DEFAULT_GRID, Grid, coarsening_map
+from ..inputs import as_1d_array
+from ..kernels import binary as kernels
+from ..kernels import multiclass as mk
+from ..metrics import multiclass as mm
+from ..metrics.estimate import Estimate
+from ..metrics.table import BinTable
 from . import multiclass_state as ms
-from .errors import IncompatibleGridError, InputError, InputTypeError, UsageError
-from .grid import DEFAULT_GRID, Grid, coarsening_map
-from .inputs import as_1d_array
-from .metrics import multiclass as mm
-from .metrics.estimate import Estimate
-from .metrics.table import BinTable
+from .binary import SMALL_CHUNK_ROWS, BinarySketch, cpu_count
 from .multiclass_inputs import learn_classes, plain, validate_chunk
 from .multiclass_state import COLUMN_COUNTERS as _COLUMNS
 from .multiclass_state import FLOAT_COUNTERS as _FLOAT
 from .multiclass_state import INT_COUNTERS as _INT
 from .multiclass_state import auto_pair_grid, merge_multiclass
-from .sketch import SMALL_CHUNK_ROWS, BinarySketch, cpu_count
 
 __all__ = ["MulticlassSketch", "merge_multiclass", "auto_pair_grid", "DEFAULT_MAX_CLASSES"]
 
@@ -389,8 +389,8 @@ class MulticlassSketch:
         InputTypeError
             If ``data`` is not bytes-like.
         """
+        from ..errors import SketchFormatError
         from . import io
-        from .errors import SketchFormatError
 
         parts = io.decode(data, source)
         if not isinstance(parts, dict):
@@ -410,7 +410,7 @@ class MulticlassSketch:
         SketchFormatError
             If a counter is not finite.
         """
-        from .atomic import write_bytes_atomic
+        from ..atomic import write_bytes_atomic
 
         write_bytes_atomic(path, self.to_bytes())
 

@@ -5,7 +5,7 @@ Compact form (what metrics, merging and files use): ``ovr_keys = j * n_bins + bi
 other classes, positives = rows of class ``j``), and ``pair_keys = (t * K + j) * n_pair + bin``
 ascending with ``pair_values`` ``(m, 4)`` (per true class ``t`` and column ``j != t``, on the pair
 grid). Writing form (:class:`Shards`): dense states or hash tables (see
-:mod:`streameval.multiclass_kernels`), used for large chunks; small chunks are binned by sorting
+:mod:`streameval.kernels.multiclass`), used for large chunks; small chunks are binned by sorting
 straight into the compact form (:func:`bin_small`), so small sketches never allocate a dense state.
 Also here: the one-vs-rest and one-vs-one binary views of the compact cells, merging
 (:func:`merge_multiclass`), and the checks on a sketch's parts read back from a file.
@@ -24,13 +24,12 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable
 
 import numpy as np
 
-from . import kernels
-from .errors import IncompatibleGridError, InputError, InputTypeError, SketchFormatError
-from .grid import FloatGrid, Grid, LinearGrid, ProbabilityGrid, coarsening_map, grid_from_spec
-from .inputs import LabelEncoder
-from .kernels import BLOCK, MAX, MIN, SUM, W
-from .multiclass_inputs import plain
-from .multiclass_kernels import (
+from ..errors import IncompatibleGridError, InputError, InputTypeError, SketchFormatError
+from ..grid import FloatGrid, Grid, LinearGrid, ProbabilityGrid, coarsening_map, grid_from_spec
+from ..inputs import LabelEncoder
+from ..kernels import binary as kernels
+from ..kernels.binary import BLOCK, MAX, MIN, SUM, W
+from ..kernels.multiclass import (
     MIN_CAPACITY,
     alloc,
     block_rows,
@@ -44,7 +43,8 @@ from .multiclass_kernels import (
     pair_chunk,
     pair_dense_chunk,
 )
-from .sketch import BinarySketch
+from .binary import BinarySketch
+from .multiclass_inputs import plain
 
 if TYPE_CHECKING:
     from .multiclass import MulticlassSketch
@@ -73,7 +73,7 @@ class Shards:
     """The writing form of a multiclass sketch's histograms; built from and returned to the compact form.
 
     One-vs-rest histograms are *dense* binary states (the binary sketch's ``(n_bins, 2, 4)``,
-    filled by :func:`streameval.kernels.update_state` itself, ~4 ns per score) when
+    filled by :func:`streameval.kernels.binary.update_state` itself, ~4 ns per score) when
     ``K x n_bins x 64 B`` fits :data:`DENSE_BUDGET`, else one hash table per column. Pairwise
     histograms are one dense array ``(K * K * n_pair, 4)`` when it fits the budget, else one hash
     table per true class. Compact codes: ``j * n_bins + bin`` (one-vs-rest, values ``(k, 2, 4)``)

@@ -1,6 +1,6 @@
 """The "multiclass" kind of the sketch file format (``docs/sketch-format.md`` §9).
 
-Same framing, flags, CRC and caps as the binary kind (:mod:`streameval.io`); this module encodes a
+Same framing, flags, CRC and caps as the binary kind (:mod:`streameval.sketch.io`); this module encodes a
 :class:`~streameval.MulticlassSketch`'s parts and decodes them back, checking the header fields,
 the declared sizes against the caps before inflating anything, and every stored cell. Payload,
 in order (little-endian)::
@@ -23,8 +23,8 @@ from typing import Any, Callable
 
 import numpy as np
 
+from ..grid import Grid, coarsening_map
 from . import io
-from .grid import Grid, coarsening_map
 from .io_checks import MAX_TOTAL_WEIGHT, check_cells
 from .io_checks import fail as _fail
 

@@ -23,12 +23,13 @@ from typing import TYPE_CHECKING, Any, Iterable
 import numpy as np
 import numpy.typing as npt
 
-from . import io, kernels, provenance
+from ..errors import IncompatibleGridError, InputError, InputTypeError, SketchFormatError
+from ..grid import DEFAULT_GRID, Grid, coarsening_map
+from ..inputs import LabelEncoder, as_1d_array, clean_scores, clean_weights
+from ..kernels import binary as kernels
+from ..metrics.table import BinTable
+from . import io, provenance
 from .binary_metrics import BinaryMetrics
-from .errors import IncompatibleGridError, InputError, InputTypeError, SketchFormatError
-from .grid import DEFAULT_GRID, Grid, coarsening_map
-from .inputs import LabelEncoder, as_1d_array, clean_scores, clean_weights
-from .metrics.table import BinTable
 
 if TYPE_CHECKING:
     from .multiclass import MulticlassSketch
@@ -41,7 +42,7 @@ NAN_POLICIES = ("raise", "skip")
 
 
 def _version() -> str:
-    from . import __version__
+    from .. import __version__
 
     return __version__
 
@@ -81,7 +82,7 @@ class BinarySketch(BinaryMetrics):
             raise InputTypeError(f"grid must be a streameval Grid, got {type(grid).__name__}")
         cap = io.max_grid_bins()
         if grid.n_bins > cap:
-            from .errors import UsageError
+            from ..errors import UsageError
 
             raise UsageError(
                 f"grid {grid.describe()} has {grid.n_bins:,} bins, more than the limit of {cap:,} (a dense "
@@ -100,7 +101,7 @@ class BinarySketch(BinaryMetrics):
         self.counters.update({name: 0.0 for name in _FLOAT_COUNTERS})
         self.counters["weighted"] = False
         self._created_by: str | None = None  # kept from a loaded file until the sketch changes
-        self.inputs: list[dict[str, Any]] = []  # provenance: see streameval.provenance
+        self.inputs: list[dict[str, Any]] = []  # provenance: see streameval.sketch.provenance
         self.inputs_dropped = 0
 
     # -- state -------------------------------------------------------------------------------
@@ -430,7 +431,7 @@ class BinarySketch(BinaryMetrics):
         SketchFormatError
             If a counter is not finite (it could not be read back).
         """
-        from .atomic import write_bytes_atomic
+        from ..atomic import write_bytes_atomic
 
         write_bytes_atomic(path, self.to_bytes())
 
@@ -484,9 +485,9 @@ def merge(sketches: Iterable[BinarySketch], *, strict: bool = False) -> BinarySk
     :func:`streameval.grid.coarsening_map`): the result is on the coarsest grid, exactly as if
     every row had been binned there.
 
-    The result records the union of the inputs' provenance (:mod:`streameval.provenance`). When
+    The result records the union of the inputs' provenance (:mod:`streameval.sketch.provenance`). When
     two sketches hold the same input file (same content id), its rows are counted twice: a
-    :class:`~streameval.provenance.DuplicateInputWarning` names it, or with ``strict=True`` an
+    :class:`~streameval.sketch.provenance.DuplicateInputWarning` names it, or with ``strict=True`` an
     :class:`InputError` is raised.
 
     Raises

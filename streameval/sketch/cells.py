@@ -1,7 +1,7 @@
 """Score cells: ``code -> [weight, min, max, score_sum]`` tables, built from rows, reduced, stored.
 
 A cell table is a sorted int64 code array (whatever the caller packs into it: for a
-:class:`~streameval.sketchset.SketchSet`, ``(group * n_bins + bin) * 3 + class``) and a ``(k, 4)``
+:class:`~streameval.sketch.sketchset.SketchSet`, ``(group * n_bins + bin) * 3 + class``) and a ``(k, 4)``
 float64 array. This module builds one from rows (sort and ``reduceat``), combines tables, and
 encodes the cells of one histogram as bytes (the store's ``unlabelled`` column).
 """
@@ -33,7 +33,7 @@ def decode_cells(data: bytes, n_bins: int) -> tuple[np.ndarray, np.ndarray]:
     SketchFormatError
         If the bytes are not such a block.
     """
-    from .errors import SketchFormatError
+    from ..errors import SketchFormatError
 
     head = len(_CELLS_MAGIC) + 8
     if len(data) < head or data[: len(_CELLS_MAGIC)] != _CELLS_MAGIC:

@@ -14,8 +14,8 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from .errors import InputError, InputTypeError
-from .inputs import as_1d_array, clean_weights
+from ..errors import InputError, InputTypeError
+from ..inputs import as_1d_array, clean_weights
 
 __all__ = ["as_scores", "encode_labels", "learn_classes", "plain", "validate_chunk"]
 

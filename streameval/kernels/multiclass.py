@@ -5,7 +5,7 @@
 A multiclass sketch keeps, on its grid, one binary histogram per score column ``j`` (positives:
 rows of class ``j``; negatives: all other rows) and, on its *pair grid*, one histogram per (true
 class ``t``, column ``j != t``). When their dense states fit a budget they are dense and filled by
-:func:`streameval.kernels.update_state` (one-vs-rest: it *is* the binary kernel, run per column)
+:func:`streameval.kernels.binary.update_state` (one-vs-rest: it *is* the binary kernel, run per column)
 and :func:`pair_dense_chunk` (pairs). Otherwise (many classes) each *shard* is an open-addressing
 hash table: one column's one-vs-rest histogram (entries ``(2, 4)``: the binary cell layout, keyed
 by bin; :func:`ovr_chunk`) or one true class's pairwise histograms (entries ``(4,)`` keyed by
@@ -13,7 +13,7 @@ by bin; :func:`ovr_chunk`) or one true class's pairwise histograms (entries ``(4
 grows (x2, in its own memory map) and compacts on its own. :func:`rows_chunk` keeps the per-row
 statistics: the argmax prediction, the rank of the true class's score, the row-sum check.
 
-Cells have the fields of :mod:`streameval.kernels` (``W, MIN, MAX, SUM``) and scores are binned
+Cells have the fields of :mod:`streameval.kernels.binary` (``W, MIN, MAX, SUM``) and scores are binned
 by its ``_block_keys`` (the grid's scalar formula), so a multiclass sketch's one-vs-rest bins are
 bit for bit those of a :class:`~streameval.BinarySketch` fed the same column.
 
@@ -33,9 +33,9 @@ from typing import Any
 import numba as nb
 import numpy as np
 
+from .binary import BLOCK, MAX, MIN, N_FIELDS, SUM, W, _block_keys
+from .binary import _merge_cell as _fold  # one cell-fold rule for every sketch kind
 from .intrinsics import prefetch
-from .kernels import BLOCK, MAX, MIN, N_FIELDS, SUM, W, _block_keys
-from .kernels import _merge_cell as _fold  # one cell-fold rule for every sketch kind
 
 EMPTY = -1
 MAX_LOAD = 0.7  # shards grow (x2) before their load would pass this
