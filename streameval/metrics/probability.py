@@ -15,9 +15,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import UndefinedMetricWarning
+from .estimate import Estimate
 from .table import BinTable, FloatArray
 
-__all__ = ["ProbabilitySums", "log_loss", "brier_score", "CalibrationCurve", "calibration_curve"]
+__all__ = ["ProbabilitySums", "log_loss", "log_loss_clipped", "brier_score", "CalibrationCurve", "calibration_curve"]
 
 
 @dataclass(frozen=True)
@@ -58,22 +59,17 @@ def _check(sums: ProbabilitySums, what: str) -> bool:
     return True
 
 
-def log_loss(sums: ProbabilitySums, eps: float | None = None) -> float:
+def log_loss(sums: ProbabilitySums) -> float:
     """Mean log loss (cross-entropy) ``-sum w [y log p + (1 - y) log(1 - p)] / sum w``.
 
     Probabilities are clipped to ``[eps, 1 - eps]`` with ``eps`` = float64 machine epsilon, as
-    scikit-learn's ``log_loss`` does for float64 input.
-
-    Parameters
-    ----------
-    eps : float, optional
-        Must equal the sketch's clipping constant if given (the running sum is clipped as rows
-        arrive, so it cannot be re-clipped later).
+    scikit-learn's ``log_loss`` does for float64 input; :func:`log_loss_clipped` gives the value
+    for another clipping constant.
 
     Raises
     ------
     ValueError
-        If ``eps`` differs from the sketch's.
+        If a score lies outside [0, 1].
 
     Notes
     -----
@@ -85,14 +81,77 @@ def log_loss(sums: ProbabilitySums, eps: float | None = None) -> float:
     ----------
     .. [1] Bishop (2006). "Pattern Recognition and Machine Learning", sec. 4.3.2.
     """
-    if eps is not None and eps != sums.eps:
-        raise ValueError(
-            f"this sketch clipped probabilities at eps={sums.eps!r} as rows arrived; log loss with "
-            f"eps={eps!r} would need the raw rows"
-        )
     if not _check(sums, "log loss"):
         return math.nan
     return sums.log_loss_sum / sums.weight
+
+
+def _clipped_loss(p: FloatArray, eps: float) -> FloatArray:
+    return np.asarray(-np.log(np.clip(p, eps, 1.0 - eps)), dtype=np.float64)
+
+
+def log_loss_clipped(sums: ProbabilitySums, t: BinTable, eps: float) -> Estimate:
+    """Mean log loss with probabilities clipped to ``[eps, 1 - eps]`` for a given ``eps``.
+
+    Many texts and systems clip at a fixed ``eps`` such as 1e-15 (scikit-learn did before 1.5);
+    the sketch's running sum clips at float64 machine epsilon. The two differ only on rows whose
+    probability of the true class ``p`` lies below ``max(eps, eps_sketch)`` or above
+    ``1 - max(eps, eps_sketch)``. Per row the difference ``-log(clip(p, eps)) + log(clip(p,
+    eps_sketch))`` is monotone in ``p``, so over a sketch bin holding scores in ``[min, max]`` it
+    lies between its values at the two ends: the result is exact when those rows sit in bins of
+    one score value each (or there are none), and carries rigorous bounds otherwise.
+
+    Parameters
+    ----------
+    sums : ProbabilitySums
+        The sketch's running sums (clipped at ``sums.eps``).
+    t : BinTable
+        The sketch's occupied bins (per-class min, max, sum and weight per bin).
+    eps : float
+        Clipping constant, ``0 < eps < 0.5``.
+
+    Returns
+    -------
+    Estimate
+        The mean log loss (the point uses each bin's mean score) with bounds; NaN with an
+        :class:`~streameval.UndefinedMetricWarning` when there are no rows.
+
+    Raises
+    ------
+    ValueError
+        If ``eps`` is not in (0, 0.5), or a score lies outside [0, 1].
+
+    References
+    ----------
+    .. [1] Bishop (2006). "Pattern Recognition and Machine Learning", sec. 4.3.2.
+    """
+    if not (isinstance(eps, (int, float)) and 0.0 < eps < 0.5):
+        raise ValueError(f"eps must lie in (0, 0.5) (probabilities are clipped to [eps, 1 - eps]), got {eps!r}")
+    if not _check(sums, "log loss"):
+        return Estimate(math.nan, math.nan, math.nan)
+    eps = float(eps)
+    lo_total = hi_total = mid_total = 0.0
+    # p_true is the score for positives and 1 - score for negatives (as the kernel computes it).
+    for w, a, b, m in (
+        (t.pos, t.pos_min, t.pos_max, t.pos_sum),
+        (t.neg, 1.0 - t.neg_max, 1.0 - t.neg_min, None),
+    ):
+        keep = w > 0
+        if not keep.any():
+            continue
+        wk, ak, bk = w[keep], a[keep], b[keep]
+        mean = (m[keep] / wk) if m is not None else 1.0 - t.neg_sum[keep] / wk
+        mean = np.clip(mean, ak, bk)
+        da = _clipped_loss(ak, eps) - _clipped_loss(ak, sums.eps)
+        db = _clipped_loss(bk, eps) - _clipped_loss(bk, sums.eps)
+        dm = _clipped_loss(mean, eps) - _clipped_loss(mean, sums.eps)
+        lo_total += float((wk * np.minimum(da, db)).sum())
+        hi_total += float((wk * np.maximum(da, db)).sum())
+        mid_total += float((wk * dm).sum())
+    base = sums.log_loss_sum
+    lower, upper = (base + lo_total) / sums.weight, (base + hi_total) / sums.weight
+    value = min(max((base + mid_total) / sums.weight, lower), upper)
+    return Estimate(value, lower, upper)
 
 
 def brier_score(sums: ProbabilitySums) -> float:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import replace
-from typing import Any
+from typing import Any, overload
 
 import numpy as np
 
@@ -19,6 +19,8 @@ from ..metrics import auc, curves, probability, thresholds
 from ..metrics.confusion import Confusion, confusion_at
 from ..metrics.estimate import Estimate
 from ..metrics.probability import CalibrationCurve, ProbabilitySums
+from ..metrics.soft_auc import DEFAULT_MAX_PAIRS
+from ..metrics.soft_auc import soft_auc as _soft_auc
 from ..metrics.table import BinTable
 from ..metrics.thresholds import ThresholdResult, TopK
 
@@ -237,9 +239,71 @@ class BinaryMetrics:
             c["prob_weight"], int(c["n_outside"]), c["brier_sum"], c["log_loss_sum"], kernels.LOG_LOSS_EPS
         )
 
-    def log_loss(self, eps: float | None = None) -> float:
-        """Mean log loss (exact running sum); see :func:`streameval.metrics.probability.log_loss`."""
-        return probability.log_loss(self._sums(), eps)
+    @overload
+    def log_loss(self, eps: None = None) -> float: ...
+    @overload
+    def log_loss(self, eps: float) -> Estimate: ...
+
+    def log_loss(self, eps: float | None = None) -> float | Estimate:
+        """Mean log loss (cross-entropy) of the rows with a score in [0, 1].
+
+        Parameters
+        ----------
+        eps : float, optional
+            Clip probabilities to ``[eps, 1 - eps]`` (e.g. 1e-15, as many texts do). Without it,
+            the clip is float64 machine epsilon (scikit-learn's for float64 input) and the result
+            is the exact running sum, a float.
+
+        Returns
+        -------
+        float or Estimate
+            Without ``eps``: a float, exact up to rounding. With ``eps``: an :class:`Estimate`,
+            exact unless rows with a probability within ``eps`` of 0 or 1 share a bin with other
+            score values (see :func:`streameval.metrics.probability.log_loss_clipped`). NaN with an
+            :class:`~streameval.UndefinedMetricWarning` when there are no rows.
+
+        Raises
+        ------
+        ValueError
+            If a score lies outside [0, 1] (apply a sigmoid to logits first), or ``eps`` is not in
+            (0, 0.5).
+
+        References
+        ----------
+        .. [1] Bishop (2006). "Pattern Recognition and Machine Learning", sec. 4.3.2.
+        """
+        if eps is None:
+            return probability.log_loss(self._sums())
+        return probability.log_loss_clipped(self._sums(), self.table(), eps)
+
+    def soft_auc(self, beta: float, *, max_pairs: int = DEFAULT_MAX_PAIRS) -> Estimate:
+        """Soft-AUC: mean over (positive, negative) pairs of ``sigmoid(beta * (s_pos - s_neg))``.
+
+        Parameters
+        ----------
+        beta : float
+            The sigmoid's slope in inverse score units (> 0); larger values approach ROC-AUC.
+        max_pairs : int, default 2**24
+            Bin pairs summed one by one before bins are pooled (pooling keeps the bounds rigorous).
+
+        Returns
+        -------
+        Estimate
+            Value at the bins' mean scores, with bounds containing the raw rows' soft-AUC; exact on
+            discrete scores. NaN with an :class:`~streameval.UndefinedMetricWarning` if a class is
+            absent.
+
+        Raises
+        ------
+        ValueError
+            If ``beta`` is not positive and finite.
+
+        References
+        ----------
+        .. [1] Herschtal and Raskutti (2004). "Optimising area under the ROC curve using gradient
+           descent". ICML.
+        """
+        return _soft_auc(self.table(), beta, max_pairs)
 
     def brier_score(self) -> float:
         """Brier score (exact running sum); see :func:`streameval.metrics.probability.brier_score`."""
