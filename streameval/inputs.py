@@ -151,7 +151,7 @@ def clean_weights(weights: np.ndarray, n: int, row_offset: int) -> npt.NDArray[n
         from the scores'. The message names the first row.
     """
     if weights.shape[0] != n:
-        raise InputError(f"sample_weight has {weights.shape[0]} rows but y_score has {n}")
+        raise InputError(f"inconsistent numbers of samples: sample_weight has {weights.shape[0]} rows but y_score has {n}")
     try:
         w = np.ascontiguousarray(weights, dtype=np.float64)
     except (TypeError, ValueError):

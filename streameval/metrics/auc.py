@@ -49,6 +49,26 @@ def _path_area(t: BinTable, kind: np.ndarray, fpr_stop: float) -> float:
     return float(np.sum(width * height))
 
 
+_EXACT_SUM = 2.0**52  # below this, sums of integer (or half-integer) pair counts are exact in float64
+
+
+def _full_area(t: BinTable, kind: np.ndarray) -> float:
+    """Area under the whole path, computed in pair counts when that is exact.
+
+    With integer weights (unweighted rows) and fewer than 2**52 pairs, every term
+    ``neg_b * (tp_before_b + h_b pos_b)`` (``h_b`` in {0, 1/2, 1}) and every partial sum is an
+    exact float, so the area is the exact pair count divided once by ``P * N``: the value does
+    not depend on how rows are spread over bins, only on their ranking (a shifted or rescaled
+    score gives a bit-identical AUC, as scikit-learn's own tests require). Otherwise the
+    rate-based :func:`_path_area`, safe for extreme weights.
+    """
+    pairs = t.P * t.N
+    if not (0.0 < pairs < _EXACT_SUM):
+        return _path_area(t, kind, 1.0)
+    h = np.where(kind == 2, t.pos, np.where(kind == 0, 0.0, 0.5 * t.pos))
+    return float(np.sum(t.neg * (t.tp_before + h))) / pairs
+
+
 def _one_class(t: BinTable, what: str) -> bool:
     if t.P > 0 and t.N > 0:
         return False
@@ -99,10 +119,11 @@ def roc_auc(t: BinTable, max_fpr: float | None = None) -> Estimate:
         return NAN
     full = max_fpr is None or max_fpr == 1
     stop = 1.0 if max_fpr is None or full else float(max_fpr)
+    if full:
+        lower, upper = _full_area(t, t.lower_path()), _full_area(t, t.upper_path())
+        return Estimate.from_bounds(min(lower, 1.0), min(upper, 1.0))
     lower = _path_area(t, t.lower_path(), stop)
     upper = _path_area(t, t.upper_path(), stop)
-    if full:
-        return Estimate.from_bounds(min(lower, 1.0), min(upper, 1.0))
     assert max_fpr is not None
     top = float(max_fpr)
     min_area = 0.5 * top**2
@@ -170,7 +191,10 @@ def average_precision(t: BinTable) -> Estimate:
     Returns
     -------
     Estimate
-        NaN (with an ``UndefinedMetricWarning``) when there is no positive weight.
+        0.0 with an ``UndefinedMetricWarning`` when there is no positive weight, as
+        scikit-learn's ``average_precision_score`` (recall is undefined there; scikit-learn sets it
+        to one at every threshold, so every precision term is multiplied by a zero recall step).
+        An empty sketch gives NaN.
 
     References
     ----------
@@ -178,12 +202,14 @@ def average_precision(t: BinTable) -> Estimate:
     .. [2] Su, Yuan, Zhu (2015). "Relationship between average precision and AUC". ICTIR.
     """
     if t.P <= 0:
+        empty = t.N <= 0
         warnings.warn(
-            "no positive weight; average precision is not defined, returning NaN",
+            "no positive rows; average precision is undefined, "
+            + ("returning NaN (the sketch is empty)" if empty else "returning 0.0 as scikit-learn does"),
             UndefinedMetricWarning,
             stacklevel=3,
         )
-        return NAN
+        return NAN if empty else Estimate(0.0, 0.0, 0.0)
     p, n = t.pos, t.neg
     tp0 = t.tp_before
     d0 = tp0 + t.fp_before

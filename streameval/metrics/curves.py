@@ -155,7 +155,7 @@ def det_curve(t: BinTable, drop_intermediate: bool = False) -> tuple[FloatArray,
        Eurospeech.
     """
     if t.P <= 0 or t.N <= 0:
-        raise ValueError("Only one class is present; the DET curve is not defined in that case.")
+        raise ValueError("Only one class is present in y_true; the DET curve is not defined in that case.")
     _, fps, _, tps, thr = counts_at_thresholds(t)
     fps = np.r_[0.0, fps]
     tps = np.r_[0.0, tps]

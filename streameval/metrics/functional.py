@@ -12,6 +12,7 @@ Deliberate differences from scikit-learn are listed in ``docs/sklearn-difference
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 import numpy as np
@@ -44,6 +45,15 @@ def _sketch(y_true: Any, y_score: Any, sample_weight: Any, grid: Any, pos_label:
     if isinstance(score, (list, tuple)) or getattr(score, "ndim", 1) == 2:
         score = np.asarray(score)
         if score.ndim == 2 and score.shape[1] == 2:  # predict_proba output: the positive class's column
+            sums = score.sum(axis=1, dtype=np.float64)
+            if not np.allclose(sums, 1.0, rtol=0.0, atol=np.sqrt(np.finfo(score.dtype).eps if score.dtype.kind == "f" else 1e-8)):
+                warnings.warn(
+                    "The y_prob values do not sum to one (rows of a y_score of shape (n, 2)); only the "
+                    "second column, the positive class's probability, is used. Pass probabilities, or "
+                    "the positive column alone.",
+                    UserWarning,
+                    stacklevel=3,
+                )
             score = score[:, 1]
     return BinarySketch(grid, pos_label=pos_label, threads=1).update(y_true, score, sample_weight)
 
@@ -153,10 +163,13 @@ def _confusion(y_true: Any, y_pred: Any, sample_weight: Any, pos_label: Any) -> 
 
 def confusion_matrix(y_true: Any, y_pred: Any, *, sample_weight: Any = None, pos_label: Any = None) -> np.ndarray:
     """``[[tn, fp], [fn, tp]]`` of hard predictions, as ``sklearn.metrics.confusion_matrix`` for
-    two classes (negative first). Weighted counts are floats; unweighted ones integers."""
+    two classes (negative first). Integers when unweighted or the weights are integers (bool,
+    int, uint), floats otherwise, as scikit-learn."""
     c = _confusion(y_true, y_pred, sample_weight, pos_label)
     m = np.array([[c.tn, c.fp], [c.fn, c.tp]])
-    return m if sample_weight is not None else m.astype(np.int64)
+    # scikit-learn's dtype rule: integer counts unless the weights are floats.
+    integral = sample_weight is None or np.asarray(sample_weight).dtype.kind in "biu"
+    return m.astype(np.int64) if integral else m
 
 
 def precision_score(y_true: Any, y_pred: Any, *, sample_weight: Any = None, pos_label: Any = None) -> float:

@@ -215,7 +215,7 @@ class BinarySketch(BinaryMetrics):
         y = as_1d_array(y_true, "y_true")
         s = as_1d_array(y_score, "y_score")
         if y.shape[0] != s.shape[0]:
-            raise InputError(f"y_true has {y.shape[0]} rows but y_score has {s.shape[0]}")
+            raise InputError(f"inconsistent numbers of samples: y_true has {y.shape[0]} rows but y_score has {s.shape[0]}")
         scores, _ = clean_scores(s, offset, nan_policy)
         labels = encoder.encode(y, offset)
         weighted = sample_weight is not None

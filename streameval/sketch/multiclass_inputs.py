@@ -92,7 +92,7 @@ def as_scores(y_score: Any, n: int, offset: int) -> np.ndarray:
     if arr.ndim != 2:
         raise InputTypeError(f"y_score must be 2-D (n_samples, n_classes), got an array of shape {arr.shape}")
     if arr.shape[0] != n:
-        raise InputError(f"y_true has {n} rows but y_score has {arr.shape[0]}")
+        raise InputError(f"inconsistent numbers of samples: y_true has {n} rows but y_score has {arr.shape[0]}")
     if arr.dtype not in (np.float32, np.float64):
         if arr.dtype.kind not in "iufbO":
             raise InputTypeError(f"y_score must be numeric, got dtype {arr.dtype}")
@@ -245,7 +245,7 @@ def validate_chunk(
     scores = None if y_score is None else as_scores(y_score, n, offset)
     pred = None if y_pred is None else as_1d_array(y_pred, "y_pred")
     if pred is not None and pred.shape[0] != n:
-        raise InputError(f"y_true has {n} rows but y_pred has {pred.shape[0]}")
+        raise InputError(f"inconsistent numbers of samples: y_true has {n} rows but y_pred has {pred.shape[0]}")
     weights = None
     if sample_weight is not None:
         weights = clean_weights(as_1d_array(sample_weight, "sample_weight"), n, offset)
