@@ -376,7 +376,7 @@ def sketch_source(
         )
     from .sketch.provenance import file_inputs
 
-    sketch.inputs = file_inputs(src.files, rows)
+    sketch.inputs = file_inputs(src.files, rows, src.file_ids)
     elapsed = _time.perf_counter() - t0
     provenance = {
         "source": src.description,

@@ -43,12 +43,16 @@ def file_id(path: str | os.PathLike[str]) -> str:
     return "sha256:" + h.hexdigest()[:32]
 
 
-def file_inputs(files: Sequence[str], rows: int) -> list[dict[str, Any]]:
-    """Entries for the files of one evaluation (rows known per file only when there is one)."""
+def file_inputs(files: Sequence[str], rows: int, ids: Sequence[str] | None = None) -> list[dict[str, Any]]:
+    """Entries for the files of one evaluation (rows known per file only when there is one).
+
+    ``ids``, when given, are the files' identities already known (remote objects, which are not
+    read twice to digest them); otherwise each local file's identity is :func:`file_id`.
+    """
     out = []
-    for f in list(files)[:MAX_INPUTS]:
+    for i, f in enumerate(list(files)[:MAX_INPUTS]):
         try:
-            ident: str | None = file_id(f)
+            ident: str | None = ids[i] if ids is not None else file_id(f)
         except OSError:
             ident = None
         out.append({"id": ident, "name": str(f), "rows": rows if len(files) == 1 else None})

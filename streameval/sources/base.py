@@ -101,7 +101,7 @@ class Source:
     total_rows : int or None
         Rows the stream will deliver, when known cheaply (file metadata); None otherwise.
     files : list of str
-        Files read, if any.
+        Files read, if any (URIs for remote files).
     engine : str
         What reads it: ``"pyarrow.dataset"``, ``"duckdb"``, ``"polars"`` or ``"python"``.
     """
@@ -113,6 +113,8 @@ class Source:
     engine: str
     _open: Callable[[], Iterator[Chunk]] = field(repr=False)
     _parts: Callable[[], list[Callable[[], Iterator[Chunk]]]] | None = field(default=None, repr=False)
+    file_ids: list[str] | None = field(default=None, repr=False)
+    """Provenance identities of ``files`` when they cannot be read locally (remote objects)."""
 
     @property
     def rows_estimate(self) -> int | None:

@@ -26,6 +26,7 @@ from .base import (
     missing,
     needs_sql,
 )
+from .remote import expand_remote, is_remote, remote_file_id
 
 __all__ = ["open_files", "expand_files", "CSV_BLOCK_BYTES", "PART_ROWS"]
 
@@ -130,15 +131,15 @@ def _pyarrow_format(fmt: str) -> Any:
     return fmt
 
 
-def _open_dataset(files: list[str], fmt: str, base: str | None, schema: Any = None) -> Any:
+def _open_dataset(files: list[str], fmt: str, base: str | None, schema: Any = None, filesystem: Any = None) -> Any:
     import pyarrow as pa
     import pyarrow.dataset as ds
 
     try:
         if base is not None:
             return ds.dataset(files, schema=schema, format=_pyarrow_format(fmt), partitioning="hive",
-                              partition_base_dir=base)
-        return ds.dataset(files, schema=schema, format=_pyarrow_format(fmt))
+                              partition_base_dir=base, filesystem=filesystem)
+        return ds.dataset(files, schema=schema, format=_pyarrow_format(fmt), filesystem=filesystem)
     except (pa.ArrowInvalid, pa.ArrowTypeError, OSError) as exc:
         raise SourceError(f"cannot read {FORMAT_NAMES[fmt]} input {', '.join(files[:3])}: {exc}") from None
 
@@ -221,6 +222,16 @@ def _fragment_path(fragment: Any) -> str:
     return str(getattr(fragment, "path", "?"))
 
 
+def _remote_input(fragment: Any, path: str, random_access: bool) -> Any:
+    """``path`` for a local file; an open pyarrow file for a fragment on a remote filesystem."""
+    from pyarrow import fs as pafs
+
+    filesystem = getattr(fragment, "filesystem", None)
+    if filesystem is None or isinstance(filesystem, pafs.LocalFileSystem):
+        return path
+    return filesystem.open_input_file(path) if random_access else filesystem.open_input_stream(path)
+
+
 def _dataset_total_rows(dataset: Any, fmt: str) -> int | None:
     if fmt == "parquet":
         try:
@@ -246,7 +257,7 @@ def _needed_columns(cols: Mapping[str, str]) -> list[str]:
     return list(dict.fromkeys(cols.values()))
 
 
-def _open_csv_file(path: str, columns: Sequence[str], types: Mapping[str, Any], delimiter: str = ",") -> Any:
+def _open_csv_file(path: Any, columns: Sequence[str], types: Mapping[str, Any], delimiter: str = ",") -> Any:
     """pyarrow's streaming CSV reader over one file, reading only ``columns``, typed as ``types``."""
     import pyarrow.csv as pcsv
 
@@ -278,12 +289,13 @@ def _file_batches(
     import pyarrow.dataset as ds
 
     path = _fragment_path(fragment)
+    source = _remote_input(fragment, path, random_access=fmt == "parquet")
     if fmt == "parquet":
         import pyarrow.parquet as pq
 
         # pre_buffer=False: with pyarrow's default the reader keeps the column chunks of the
         # whole file, so memory grows with the file.
-        file = pq.ParquetFile(path, pre_buffer=False, metadata=metadata, page_checksum_verification=True)
+        file = pq.ParquetFile(source, pre_buffer=False, metadata=metadata, page_checksum_verification=True)
         if row_groups is None:
             yield from file.iter_batches(batch_size=batch_rows, columns=columns)
         else:
@@ -293,7 +305,7 @@ def _file_batches(
         # Types as checked across the files (column_types); explicit types also decode faster
         # than per-block inference.
         typed = {c: types.get(c, dataset.schema.field(c).type) for c in columns}
-        for batch in _open_csv_file(path, columns, typed, DELIMITERS[fmt]):
+        for batch in _open_csv_file(source, columns, typed, DELIMITERS[fmt]):
             for start in range(0, batch.num_rows, batch_rows):
                 yield batch.slice(start, batch_rows) if batch.num_rows > batch_rows else batch
         return
@@ -416,7 +428,20 @@ def open_files(
 
     if sqlsrc.is_duckdb_path(paths):
         return sqlsrc.open_duckdb_file(paths[0], cols, where, sql, None, batch_rows)
-    files, base = expand_files(paths)
+    filesystem, shown, ids = None, None, None
+    if any(is_remote(str(p)) for p in paths):
+        remote = expand_remote([str(p) for p in paths])
+        files, filesystem, shown = remote.paths, remote.filesystem, remote.uris
+        base = _hive_base(["/" + f for f in files])
+        base = None if base is None else base[1:]
+        ids = [remote_file_id(u, n, t) for u, n, t in zip(remote.uris, remote.sizes, remote.mtimes, strict=True)]
+        if (where is not None or sql is not None) and _file_format(files) not in ("parquet", "ipc"):
+            raise SourceError(
+                f"{paths[0]}: --where, --sql and column expressions over remote CSV or NDJSON files are not "
+                "supported (DuckDB reads them by path); copy the files locally, or use Parquet or Arrow IPC"
+            )
+    else:
+        files, base = expand_files(paths)
     fmt = _file_format(files)
     for f in files:  # pyarrow detects compression from a lowercase extension only
         if f.lower().endswith(".gz") and not f.endswith(".gz"):
@@ -424,15 +449,18 @@ def open_files(
                 f"{f}: pyarrow recognizes gzip compression only from a lowercase '.gz' extension; "
                 "rename the file (e.g. to '.csv.gz')"
             )
-    desc = files[0] if len(files) == 1 else f"{len(files)} {FORMAT_NAMES[fmt]} files under {base or os.path.commonpath(files) or '.'}"
-    dataset = _open_dataset(files, fmt, base)
+    if shown is None:
+        desc = files[0] if len(files) == 1 else f"{len(files)} {FORMAT_NAMES[fmt]} files under {base or os.path.commonpath(files) or '.'}"
+    else:
+        desc = shown[0] if len(shown) == 1 else f"{len(shown)} {FORMAT_NAMES[fmt]} files under {os.path.commonpath(shown)}"
+    dataset = _open_dataset(files, fmt, base, filesystem=filesystem)
     available = list(dataset.schema.names)
     if sql is None and where is None and not needs_sql(cols, available):
         types = column_types(dataset, _needed_columns(cols))
         total = _dataset_total_rows(dataset, fmt)
         split = (lambda: _parquet_parts(dataset, cols, batch_rows, types)) if fmt == "parquet" else None
-        return Source(fmt, desc, total, files, "pyarrow.dataset",
-                      lambda: _scan_files(dataset, fmt, cols, batch_rows, types), split)
+        return Source(fmt, desc, total, shown or files, "pyarrow.dataset",
+                      lambda: _scan_files(dataset, fmt, cols, batch_rows, types), split, ids)
     # DuckDB evaluates expressions, the filter or the query. The columns they use must agree
     # across files too; Parquet and IPC are read through pyarrow (page checksums verified, one
     # schema), CSV and NDJSON with DuckDB's readers over exactly these files.
@@ -446,7 +474,7 @@ def open_files(
         fields = [pa.field(f.name, types.get(f.name, f.type)) for f in dataset.schema]
         names = {f.name for f in fields}
         fields += [pa.field(n, t) for n, t in types.items() if n not in names]
-        return _open_dataset(files, fmt, base, schema=pa.schema(fields))
+        return _open_dataset(files, fmt, base, schema=pa.schema(fields), filesystem=filesystem)
 
     return sqlsrc.open_files_duckdb(
         files, fmt, hive, desc, cols, where, sql, batch_rows,
