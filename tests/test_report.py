@@ -86,3 +86,26 @@ def test_nan_is_null_in_json():
     d = json.loads(Report.from_sketch(s).to_json())
     assert d["metrics"]["roc_auc"]["value"] is None
     assert d["notes"]
+
+
+@pytest.mark.parametrize("width", [60, 80, 100, 200])
+def test_terminal_tables_never_cut_a_number(width):
+    import re
+
+    from streameval.report import CIOptions
+
+    t = synthetic.generate(20_000, seed=3)
+    sketch = BinarySketch().update(t.column("label"), t.column("score"))
+    r = Report.from_sketch(sketch, thresholds=[0.3, 0.5], ci=CIOptions())
+    text = r.to_text(width=width)
+    for c in r.confusion:
+        for name in ("precision", "recall", "fpr", "accuracy"):
+            band = c["ci"][name]
+            # Each interval appears whole on one line, and so does each value.
+            assert f"{band['lower']:.4g}-{band['upper']:.4g}" in text
+        for name in ("tp", "fp", "fn", "tn"):
+            assert f"{c[name]:,.0f}" in text or f"{c[name]:g}" in text
+    assert max(len(line) for line in text.splitlines()) <= width
+    # Wide terminals get one table with a column per count; narrow ones one table per threshold.
+    wide = re.search(r"┃ +threshold ┃", text) is not None
+    assert wide == (width >= 200)

@@ -362,22 +362,65 @@ class Report:
             out.append((label, text))
         return out
 
-    def confusion_rows(self) -> list[list[str]]:
-        """One row of formatted cells per threshold: threshold, then :data:`_CONFUSION_COLUMNS`."""
-        rows = []
+    def confusion_cells(self) -> list[tuple[str, list[tuple[str, str, str]]]]:
+        """Per threshold: its text, then ``(column, value, CI text or "")`` for each of
+        :data:`_CONFUSION_COLUMNS` (the CI text is ``lower-upper`` when an interval was asked for)."""
+        out = []
         for c in self.confusion:
             th = _num(c["requested_threshold"])
             if not c["exact"]:  # counts of the nearest exact threshold; the notes give the bounds
                 th += f" (~{_num(c['threshold'])})"
             cells = []
             for name in _CONFUSION_COLUMNS:
-                text = _num(c.get(name))
                 band = (c.get("ci") or {}).get(name)
-                if band and band.get("lower") is not None:
-                    text += f" ({band['lower']:.4g}-{band['upper']:.4g})"
-                cells.append(text)
-            rows.append([th, *cells])
-        return rows
+                ci = f"{band['lower']:.4g}-{band['upper']:.4g}" if band and band.get("lower") is not None else ""
+                cells.append((name, _num(c.get(name)), ci))
+            out.append((th, cells))
+        return out
+
+    def confusion_rows(self) -> list[list[str]]:
+        """One row of formatted cells per threshold: threshold, then :data:`_CONFUSION_COLUMNS`
+        (each value followed by its CI in parentheses when one was asked for)."""
+        return [[th, *(f"{v} ({ci})" if ci else v for _, v, ci in cells)] for th, cells in self.confusion_cells()]
+
+    def _rate_ci_label(self) -> str:
+        for c in self.confusion:
+            for band in (c.get("ci") or {}).values():
+                if isinstance(band, dict) and band.get("level") is not None:
+                    return f"{100 * band['level']:g}% CI, {band.get('method', '')}".rstrip(", ")
+        return "CI"
+
+    def _confusion_tables(self, width: int) -> list[Any]:
+        """The confusion counts as one wide table when it fits ``width`` columns; otherwise (many
+        columns, or intervals that would wrap inside numbers) one narrow table per threshold with
+        a row per count or rate, so no number is ever cut."""
+        from rich.table import Table
+
+        rule = self.provenance.get("positive_if", ">=")
+        title = f"confusion at thresholds (positive iff score {rule} threshold)"
+        cells = self.confusion_cells()
+        has_ci = any(ci for _, row in cells for _, _, ci in row)
+        widths = [max(len("threshold"), *(len(th) for th, _ in cells))]
+        for i, name in enumerate(_CONFUSION_COLUMNS):
+            widths.append(max(len(name), *(max(len(row[i][1]), len(row[i][2]) + 2) for _, row in cells)))
+        if sum(widths) + 3 * len(widths) + 1 <= width:
+            ct = Table(title=title, header_style="bold")
+            for name, w in zip(("threshold", *_CONFUSION_COLUMNS), widths, strict=True):
+                ct.add_column(name, justify="right", min_width=w, no_wrap=True)
+            for th, row in cells:
+                ct.add_row(th, *(f"{v}\n({ci})" if ci else v for _, v, ci in row))
+            return [ct]
+        tables = []
+        for th, row in cells:
+            t = Table(title=f"confusion at threshold {th} (positive iff score {rule} threshold)", header_style="bold")
+            t.add_column("", no_wrap=True)
+            t.add_column("value", justify="right", no_wrap=True)
+            if has_ci:
+                t.add_column(self._rate_ci_label(), justify="right", no_wrap=True)
+            for name, v, ci in row:
+                t.add_row(name, v, *([ci] if has_ci else []))
+            tables.append(t)
+        return tables
 
     def provenance_rows(self) -> list[tuple[str, str]]:
         """``(label, text)`` pairs summarizing provenance."""
@@ -430,13 +473,7 @@ class Report:
             t.add_row(label, text)
         yield t
         if self.confusion:
-            rule = self.provenance.get("positive_if", ">=")
-            ct = Table(title=f"confusion at thresholds (positive iff score {rule} threshold)", header_style="bold")
-            for name in ("threshold", *_CONFUSION_COLUMNS):
-                ct.add_column(name, justify="right", overflow="fold")
-            for row in self.confusion_rows():
-                ct.add_row(*row)
-            yield ct
+            yield from self._confusion_tables(options.max_width)
         pt = Table(title="provenance", show_header=False)
         pt.add_column("")
         pt.add_column("", overflow="fold")
