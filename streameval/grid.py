@@ -93,8 +93,32 @@ class Grid:
         """
         return CutGrid(self, tuple(float(c) for c in cuts))
 
+    def cli_spec(self) -> str | None:
+        """The ``--grid`` text that builds exactly this grid (see :func:`parse_grid`), e.g.
+        ``"probability:12"`` or ``"linear:300.0:851.0:551@0.5"``; None when the grid has
+        parameters that text cannot express (set them in Python or a config file)."""
+        spec = self.spec()
+        base, cuts = (spec["base"], spec["cuts"]) if spec["kind"] == "cut" else (spec, [])
+        kind = base["kind"]
+        if kind == "linear":
+            text = f"linear:{base['lo']!r}:{base['hi']!r}:{base['bins']}"
+        elif kind in ("probability", "float"):
+            text = f"{kind}:{base['mantissa_bits']}"
+        else:  # pragma: no cover - every kind is listed above
+            return None
+        if cuts:
+            text += "@" + ",".join(repr(float(c)) for c in cuts)
+        try:
+            return text if parse_grid(text) == self else None
+        except ValueError:
+            return None
+
     def describe(self) -> str:
-        """Short human-readable description, used in reports and error messages."""
+        """Short human-readable description, used in reports and error messages: the ``--grid``
+        text when there is one (:meth:`cli_spec`), else the constructor call."""
+        text = self.cli_spec()
+        if text is not None:
+            return text
         args = ", ".join(f"{k}={v!r}" for k, v in self.spec().items() if k != "kind")
         return f"{type(self).__name__}({args})"
 

@@ -110,7 +110,7 @@ def wide_bounds_note(label: str, e: Estimate, sketch: BinarySketch) -> str | Non
     )
     return (
         f"{label} is only known to lie in [{e.lower:.6g}, {e.upper:.6g}] (binning bounds {e.width:.3g} "
-        f"wide, more than {WIDE_BOUNDS:g}): many rows of both classes share bins of "
+        f"wide, more than {WIDE_BOUNDS:g}): many rows of both classes share bins of the grid "
         f"{sketch.grid.describe()} whose scores overlap, so their order is unknown; {hint}."
     )
 
