@@ -1,12 +1,16 @@
 """Multiclass sketch: update throughput against scikit-learn, and memory at K = 100.
 
     python benchmarks/multiclass_bench.py [--rows 2000000] [--k100-rows 1000000] [--threads N]
+                                          [--e2e-rows 10000000]
 
 Part 1 (K = 10, float32 softmax scores): rows/s of ``MulticlassSketch.update`` (1M-row chunks),
 then the time to compact and compute every metric, against scikit-learn computing the confusion
 matrix, the classification report, one-vs-rest and one-vs-one ROC-AUC and the log loss in memory
 on the same rows. Part 2 (K = 100, run in a child process so its peak RSS is its own): rows fed in
-100K-row chunks, peak RSS, compact sketch size in total and per class. Not part of any CI.
+100K-row chunks, peak RSS, compact sketch size in total and per class. Part 3 (end to end, K = 10):
+a Parquet file of ``--e2e-rows`` rows (10 float32 score columns + int32 label), read with pyarrow
+and nothing else (decode-only) and evaluated with ``streameval.evaluate(score="p_*")``, the two
+alternated three times after a warm-up each; medians and their ratio. Not part of any CI.
 """
 
 from __future__ import annotations
@@ -98,12 +102,51 @@ def part_k100(n: int) -> dict[str, float]:
     }
 
 
+def part_e2e(n: int) -> dict[str, float]:
+    import os
+    import statistics
+    import tempfile
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    import streameval
+
+    path = os.path.join(tempfile.mkdtemp(), "mc10.parquet")
+    rng = np.random.default_rng(2)
+    with pq.ParquetWriter(path, pa.schema([*(pa.field(f"p_{j}", pa.float32()) for j in range(10)), pa.field("y", pa.int32())])) as w:
+        for a in range(0, n, 1_000_000):
+            y, p = scores(rng, min(1_000_000, n - a), 10)
+            w.write_table(pa.table({**{f"p_{j}": p[:, j] for j in range(10)}, "y": y.astype(np.int32)}))
+
+    def decode() -> None:
+        f = pq.ParquetFile(path)
+        for _ in f.iter_batches(batch_size=1 << 20):
+            pass
+
+    def evaluate() -> None:
+        streameval.evaluate(path, score="p_*", label="y")
+
+    decode()
+    evaluate()
+    times: dict[str, list[float]] = {"decode": [], "evaluate": []}
+    for _ in range(3):
+        for name, f in (("decode", decode), ("evaluate", evaluate)):
+            t0 = time.perf_counter()
+            f()
+            times[name].append(time.perf_counter() - t0)
+    d, e = statistics.median(times["decode"]), statistics.median(times["evaluate"])
+    os.remove(path)
+    return {"rows": n, "decode_s": d, "evaluate_s": e, "ratio_decode_over_evaluate": d / e}
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--rows", type=int, default=2_000_000)
     ap.add_argument("--k100-rows", type=int, default=1_000_000)
     ap.add_argument("--threads", type=int, default=None)
-    ap.add_argument("--part", choices=["k10", "k100"], default=None, help=argparse.SUPPRESS)
+    ap.add_argument("--e2e-rows", type=int, default=10_000_000)
+    ap.add_argument("--part", choices=["k10", "k100", "e2e"], default=None, help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.part == "k100":
         print(json.dumps(part_k100(args.k100_rows)))
@@ -111,8 +154,12 @@ def main() -> None:
     if args.part == "k10":
         print(json.dumps(part_k10(args.rows, args.threads)))
         return
-    for part in ("k10", "k100"):
-        cmd = [sys.executable, __file__, "--part", part, "--rows", str(args.rows), "--k100-rows", str(args.k100_rows)]
+    if args.part == "e2e":
+        print(json.dumps(part_e2e(args.e2e_rows)))
+        return
+    for part in ("k10", "k100", "e2e"):
+        cmd = [sys.executable, __file__, "--part", part, "--rows", str(args.rows), "--k100-rows", str(args.k100_rows),
+               "--e2e-rows", str(args.e2e_rows)]
         if args.threads is not None:
             cmd += ["--threads", str(args.threads)]
         out = json.loads(subprocess.run(cmd, check=True, capture_output=True, text=True).stdout)

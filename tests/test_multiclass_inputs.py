@@ -117,3 +117,14 @@ def test_class_count_guards():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         assert s.top_k_accuracy(1) == 1.0
+
+
+def test_fortran_ordered_scores_give_the_same_sketch():
+    """evaluate() hands the kernels column-major score matrices; they must bin identically."""
+    rng = np.random.default_rng(11)
+    for n in (1_000, 200_000):  # the small-chunk path and the writing-state path
+        y = rng.integers(0, 4, n)
+        p = rng.dirichlet(np.ones(4), n).astype(np.float32)
+        c = MulticlassSketch(classes=range(4)).update(y, p)
+        f = MulticlassSketch(classes=range(4)).update(y, np.asfortranarray(p))
+        assert c.to_bytes() == f.to_bytes()

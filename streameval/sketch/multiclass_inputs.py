@@ -62,7 +62,8 @@ def _ragged(rows: Any, offset: int) -> InputError:
 
 
 def as_scores(y_score: Any, n: int, offset: int) -> np.ndarray:
-    """The score matrix as a C-contiguous float32/float64 ``(n, K)`` array, checked for NaN.
+    """The score matrix as a contiguous (C or Fortran order) float32/float64 ``(n, K)`` array,
+    checked for NaN.
 
     Raises
     ------
@@ -100,7 +101,8 @@ def as_scores(y_score: Any, n: int, offset: int) -> np.ndarray:
             arr = arr.astype(np.float64)
         except (TypeError, ValueError):
             raise InputTypeError("y_score must be numeric; it holds values that are not numbers") from None
-    arr = np.ascontiguousarray(arr)
+    if not (arr.flags.c_contiguous or arr.flags.f_contiguous):
+        arr = np.ascontiguousarray(arr)
     bad = ~np.isfinite(arr)
     if bad.any():  # NaN, null or infinite: scikit-learn's check_array rejects them too
         r, c = np.unravel_index(int(np.argmax(bad)), arr.shape)
