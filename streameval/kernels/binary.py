@@ -30,6 +30,7 @@ import numba as nb
 import numpy as np
 
 from ..grid import KIND_LINEAR, KIND_PROBABILITY
+from .cache import ENABLED as CACHE
 from .intrinsics import bits_f64, f64_bits, log_pos, prefetch
 
 W, MIN, MAX, SUM = 0, 1, 2, 3
@@ -116,7 +117,7 @@ def _block_keys(kind, f0, f1, f2, i0, i1, i2, cuts, scores, out):  # type: ignor
             out[i] += np.float64(scores[i]) >= c
 
 
-@nb.njit(nogil=True, cache=True, error_model="numpy")
+@nb.njit(nogil=True, cache=CACHE, error_model="numpy")
 def bin_indices(kind, f0, f1, f2, i0, i1, i2, cuts, scores, out):  # type: ignore[no-untyped-def]
     """Write the bin index of each score into ``out`` (for testing against the NumPy grid)."""
     n = scores.shape[0]
@@ -137,7 +138,7 @@ def _row_terms(s, y):  # type: ignore[no-untyped-def]
     return inside, outside, d, p
 
 
-@nb.njit(nogil=True, cache=True, boundscheck=False, error_model="numpy", fastmath={"reassoc"})
+@nb.njit(nogil=True, cache=CACHE, boundscheck=False, error_model="numpy", fastmath={"reassoc"})
 def _sums_weighted(scores, labels, weights):  # type: ignore[no-untyped-def]
     n_out = 0
     w_in = 0.0
@@ -163,7 +164,7 @@ def _log_loss_lanes(p, inside, prod, near, j):  # type: ignore[no-untyped-def]
     near[j] = x + q * (1.0 - x)
 
 
-@nb.njit(nogil=True, cache=True, boundscheck=False, error_model="numpy", fastmath={"reassoc"})
+@nb.njit(nogil=True, cache=CACHE, boundscheck=False, error_model="numpy", fastmath={"reassoc"})
 def _sums_unweighted(scores, labels, lanes):  # type: ignore[no-untyped-def]
     """Sums of one block of unweighted rows; the log loss is folded into ``lanes``.
 
@@ -237,7 +238,7 @@ def _lanes_log(lanes, exponent, flushed):  # type: ignore[no-untyped-def]
     return total
 
 
-@nb.njit(nogil=True, cache=True, boundscheck=False, error_model="numpy")
+@nb.njit(nogil=True, cache=CACHE, boundscheck=False, error_model="numpy")
 def _probability_sums(scores, labels, weights, weighted):  # type: ignore[no-untyped-def]
     """Brier and log-loss sums over the rows whose score lies in [0, 1] (see update_state)."""
     if weighted:
@@ -247,7 +248,7 @@ def _probability_sums(scores, labels, weights, weighted):  # type: ignore[no-unt
     return n_out, w_in, brier, _lanes_log(lanes, exponent, flushed)
 
 
-@nb.njit(nogil=True, cache=True, boundscheck=False, error_model="numpy")
+@nb.njit(nogil=True, cache=CACHE, boundscheck=False, error_model="numpy")
 def update_state(state, kind, f0, f1, f2, i0, i1, i2, cuts, scores, labels, weights, weighted):  # type: ignore[no-untyped-def]
     """Bin one chunk into ``state`` (modified in place; C-contiguous).
 
@@ -320,7 +321,7 @@ def _merge_cell(dst, src):  # type: ignore[no-untyped-def]
     dst[SUM] += src[SUM]
 
 
-@nb.njit(nogil=True, cache=True, boundscheck=False)
+@nb.njit(nogil=True, cache=CACHE, boundscheck=False)
 def merge_into(state, keys, values):  # type: ignore[no-untyped-def]
     """Add compact bins ``(keys, values)`` into the dense ``state`` (modified in place)."""
     for j in range(keys.shape[0]):
@@ -329,7 +330,7 @@ def merge_into(state, keys, values):  # type: ignore[no-untyped-def]
             _merge_cell(state[b, c], values[j, c])
 
 
-@nb.njit(nogil=True, cache=True, boundscheck=False)
+@nb.njit(nogil=True, cache=CACHE, boundscheck=False)
 def merge_dense(state, other):  # type: ignore[no-untyped-def]
     """Add the dense ``other`` into the dense ``state`` (modified in place)."""
     for b in range(other.shape[0]):

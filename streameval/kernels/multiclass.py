@@ -35,6 +35,7 @@ import numpy as np
 
 from .binary import BLOCK, MAX, MIN, N_FIELDS, SUM, W, _block_keys
 from .binary import _merge_cell as _fold  # one cell-fold rule for every sketch kind
+from .cache import ENABLED as CACHE
 from .intrinsics import prefetch
 
 EMPTY = -1
@@ -166,7 +167,7 @@ def _add(flat, c, w, s):  # type: ignore[no-untyped-def]
     flat[c + SUM] += w * s
 
 
-@nb.njit(nogil=True, cache=True)
+@nb.njit(nogil=True, cache=CACHE)
 def _reinsert(keys, cells, new_keys, new_cells):  # type: ignore[no-untyped-def]
     mask = new_keys.shape[0] - 1
     shift = _shift(new_keys.shape[0])
@@ -192,7 +193,7 @@ def block_rows(n_classes: int) -> int:
     return int(min(1024, max(16, 4096 // n_classes)))
 
 
-@nb.njit(nogil=True, cache=True, boundscheck=False, error_model="numpy")
+@nb.njit(nogil=True, cache=CACHE, boundscheck=False, error_model="numpy")
 def rows_chunk(scores, labels, weights, weighted, preds, use_pred, confusion, ranks, s_true, tol):  # type: ignore[no-untyped-def]
     """Per row: the prediction (``y_pred``, or the first maximum as ``np.argmax``), the rank of
     the true class's score in ``top_k_accuracy_score``'s order (descending score, ties by
@@ -226,7 +227,7 @@ def rows_chunk(scores, labels, weights, weighted, preds, use_pred, confusion, ra
     return unnormalized
 
 
-@nb.njit(nogil=True, cache=True, boundscheck=False, error_model="numpy")
+@nb.njit(nogil=True, cache=CACHE, boundscheck=False, error_model="numpy")
 def ovr_chunk(  # type: ignore[no-untyped-def]
     col, pos, weights, weighted, start_row, keys, cells, count, kind, f0, f1, f2, i0, i1, i2, cuts,
 ):
@@ -267,7 +268,7 @@ def ovr_chunk(  # type: ignore[no-untyped-def]
     return n, count
 
 
-@nb.njit(nogil=True, cache=True, boundscheck=False, error_model="numpy")
+@nb.njit(nogil=True, cache=CACHE, boundscheck=False, error_model="numpy")
 def pair_chunk(  # type: ignore[no-untyped-def]
     scores, rows, t, weights, weighted, start_row, keys, cells, count, n_pair, kind, f0, f1, f2, i0, i1, i2, cuts,
 ):
@@ -322,7 +323,7 @@ def pair_chunk(  # type: ignore[no-untyped-def]
     return n, count
 
 
-@nb.njit(nogil=True, cache=True, boundscheck=False, error_model="numpy")
+@nb.njit(nogil=True, cache=CACHE, boundscheck=False, error_model="numpy")
 def pair_dense_chunk(  # type: ignore[no-untyped-def]
     scores, labels, weights, weighted, block, flat, n_pair, kind, f0, f1, f2, i0, i1, i2, cuts,
 ):
@@ -362,7 +363,7 @@ def pair_dense_chunk(  # type: ignore[no-untyped-def]
             _add(flat, offs[i], cw[i], cval[i])
 
 
-@nb.njit(nogil=True, cache=True, boundscheck=False)
+@nb.njit(nogil=True, cache=CACHE, boundscheck=False)
 def _insert_pairs(keys, cells, count, new_keys, new_cells):  # type: ignore[no-untyped-def]
     mask = keys.shape[0] - 1
     shift = _shift(keys.shape[0])
@@ -373,7 +374,7 @@ def _insert_pairs(keys, cells, count, new_keys, new_cells):  # type: ignore[no-u
     return count
 
 
-@nb.njit(nogil=True, cache=True, boundscheck=False)
+@nb.njit(nogil=True, cache=CACHE, boundscheck=False)
 def _insert_binary(keys, cells, count, new_keys, new_cells):  # type: ignore[no-untyped-def]
     mask = keys.shape[0] - 1
     shift = _shift(keys.shape[0])
