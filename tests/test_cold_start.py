@@ -77,3 +77,24 @@ def test_fallback_order(monkeypatch, tmp_path):
     monkeypatch.delenv("NUMBA_CACHE_DIR", raising=False)
     monkeypatch.setattr(cache, "_writable_dir", lambda path: False)
     assert cache.configure() == (False, None)
+
+
+def test_import_and_help_load_no_heavy_module():
+    """``import streameval`` and ``streameval --help`` stay fast: no NumPy, Numba, pyarrow or DuckDB."""
+    code = (
+        "import sys, streameval; "
+        "heavy = [m for m in ('numpy', 'numba', 'pyarrow', 'duckdb', 'scipy') if m in sys.modules]; "
+        "assert not heavy, heavy; "
+        "assert all(getattr(streameval, n) is not None for n in streameval.__all__); "
+        "print('ok')"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0 and out.stdout.strip() == "ok", out.stderr[-2000:]
+    helped = subprocess.run(
+        [sys.executable, "-c", "import sys\nfrom streameval.cli.main import main\nsys.argv = ['streameval', '--help']\n"
+         "try:\n    main()\nexcept SystemExit:\n    pass\n"
+         "heavy = [m for m in ('numpy', 'numba', 'pyarrow', 'duckdb') if m in sys.modules]\nassert not heavy, heavy"],
+        capture_output=True, text=True, timeout=300,
+    )
+    assert helped.returncode == 0, helped.stderr[-2000:]
+    assert "Usage" in helped.stdout

@@ -67,7 +67,7 @@ def configure() -> tuple[bool, str | None]:
             os.environ["NUMBA_CACHE_DIR"] = folder
             import numba
 
-            numba.config.CACHE_DIR = folder  # in case numba was imported (and read the variable) already
+            numba.config.CACHE_DIR = folder  # type: ignore[attr-defined]  # numba may have read the variable already
             return True, folder
     return False, None
 
