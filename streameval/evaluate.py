@@ -360,7 +360,9 @@ def sketch_source(
     columns = column_map(score, label, weight)
     n_threads = _n_threads(threads)
     parts = src.parts() if n_threads > 1 else None
-    with progress_callback(progress, src.rows_estimate, src.description) as on_rows:
+    from .kernels.cache import compile_timer
+
+    with progress_callback(progress, src.rows_estimate, src.description) as on_rows, compile_timer() as compiled:
         if parts is not None and len(parts) > 1:
             sketch, rows = _consume_parts(parts, _grid(grid), n_threads, columns=columns, pos_label=pos_label,
                                           nan_policy=nan_policy, on_rows=on_rows)
@@ -395,6 +397,7 @@ def sketch_source(
         "rows_skipped": {"nan_score": int(sketch.counters["n_nan"])},
         "started_at": started.isoformat(timespec="seconds"),
         "elapsed_seconds": round(elapsed, 6),
+        "compile_seconds": round(compiled[0], 6),
     }
     return sketch, provenance
 

@@ -20,8 +20,10 @@ from __future__ import annotations
 
 import os
 import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 
-__all__ = ["configure", "ENABLED", "LOCATION"]
+__all__ = ["configure", "compile_timer", "ENABLED", "LOCATION"]
 
 
 def _writable_dir(path: str) -> bool:
@@ -73,3 +75,28 @@ def configure() -> tuple[bool, str | None]:
 
 
 ENABLED, LOCATION = configure()
+
+
+@contextmanager
+def compile_timer() -> Iterator[list[float]]:
+    """Measure the seconds spent compiling kernels inside the ``with`` block.
+
+    Yields a one-element list, filled on exit with the wall time of Numba's top-level compile
+    events (nested compiles of inlined helpers are counted once); 0.0 when every kernel came from
+    the cache or was already compiled in this process. Reports use it to state throughput
+    without the one-off compilation of a first run on a machine.
+    """
+    from numba.core import event
+
+    out = [0.0]
+    with event.install_recorder("numba:compile") as recorder:
+        yield out
+    depth, start, total = 0, 0.0, 0.0
+    for ts, e in recorder.buffer:
+        if e.is_start:
+            start = ts if depth == 0 else start
+            depth += 1
+        else:
+            depth -= 1
+            total += ts - start if depth == 0 else 0.0
+    out[0] = total
