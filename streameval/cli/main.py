@@ -85,6 +85,14 @@ def _ci(on: bool, level: float, auc: AucCI, rate: RateCI) -> Any:
     return CIOptions(level=level, auc_method=auc.value, rate_method=rate.value)
 
 
+class Engine(str, Enum):
+    """Where `eval --engine` runs."""
+
+    local = "local"
+    spark = "spark"
+    dask = "dask"
+
+
 class Format(str, Enum):
     """Report output formats."""
 
@@ -288,6 +296,7 @@ def eval_cmd(
     auc_ci: AucCI = typer.Option(AucCI.delong, "--auc-ci", help="ROC-AUC interval method for --ci."),
     rate_ci: RateCI = typer.Option(RateCI.wilson, "--rate-ci", help="Rate interval method for --ci."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar, and no table on the terminal (asked-for --format or -o output still comes)."),
+    engine: Engine = typer.Option(Engine.local, "--engine", help="Where to evaluate files: here, on Spark (active session, else SPARK_MASTER or local[*]) or on Dask (active client)."),
 ) -> None:
     """Evaluate a prediction log: read it batch by batch and report metrics with their bounds."""
     cfg = _load_config(config) if config is not None else {}
@@ -321,34 +330,49 @@ def eval_cmd(
     if rule_text not in (">=", ">"):
         raise typer.BadParameter(f"unknown rule {rule_text!r}; use '>=' or '>'", param_hint="--rule")
 
+    def _on_engine() -> Any:
+        if not srcs or sql_ is not None or pick(where, "where") or pick(table, "table"):
+            raise UsageError("--engine spark|dask reads SOURCE files; --sql, --table and --where run on the local engine")
+        from ..engines.files import evaluate_files
+
+        return evaluate_files(
+            engine.value, srcs, score=score_, label=label_, weight=pick(weight, "weight"), grid=grid_,
+            pos_label=pick(pos_label, "pos_label"), nan_policy="skip" if pick(skip_nan, "skip_nan", False) else "raise",
+            thresholds=thresholds, positive_if=rule_text, ci=_ci(ci, level, auc_ci, rate_ci),
+            by=by_, time=pick(time_col, "time"), window=pick(window, "window"),
+        )
+
     def body() -> None:
         from ..evaluate import evaluate
         from ..sources import DEFAULT_BATCH_ROWS
 
-        report = evaluate(
-            srcs or None,
-            score=score_,
-            label=label_,
-            weight=pick(weight, "weight"),
-            grid=grid_,
-            pos_label=pick(pos_label, "pos_label"),
-            where=pick(where, "where"),
-            sql=sql_,
-            table=pick(table, "table"),
-            thresholds=thresholds,
-            nan_policy="skip" if pick(skip_nan, "skip_nan", False) else "raise",
-            batch_rows=pick(batch_rows, "batch_rows", DEFAULT_BATCH_ROWS),
-            progress=not quiet,
-            threads=pick(threads, "threads"),
-            positive_if=rule_text,
-            by=by_,
-            time=pick(time_col, "time"),
-            window=pick(window, "window"),
-            tz=pick(tz, "tz"),
-            require_labels=bool(pick(require_labels, "require_labels", False)),
-            max_groups=pick(max_groups, "max_groups"),
-            ci=_ci(ci, level, auc_ci, rate_ci),
-        )
+        if engine is not Engine.local:
+            report = _on_engine()
+        else:
+            report = evaluate(
+                srcs or None,
+                score=score_,
+                label=label_,
+                weight=pick(weight, "weight"),
+                grid=grid_,
+                pos_label=pick(pos_label, "pos_label"),
+                where=pick(where, "where"),
+                sql=sql_,
+                table=pick(table, "table"),
+                thresholds=thresholds,
+                nan_policy="skip" if pick(skip_nan, "skip_nan", False) else "raise",
+                batch_rows=pick(batch_rows, "batch_rows", DEFAULT_BATCH_ROWS),
+                progress=not quiet,
+                threads=pick(threads, "threads"),
+                positive_if=rule_text,
+                by=by_,
+                time=pick(time_col, "time"),
+                window=pick(window, "window"),
+                tz=pick(tz, "tz"),
+                require_labels=bool(pick(require_labels, "require_labels", False)),
+                max_groups=pick(max_groups, "max_groups"),
+                ci=_ci(ci, level, auc_ci, rate_ci),
+            )
         if save is not None:
             if not hasattr(report.sketch, "save"):
                 raise UsageError("--save-sketch is not available for this kind of evaluation yet")

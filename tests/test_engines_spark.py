@@ -1,0 +1,82 @@
+"""streameval.spark against the local path, on a local[2] Spark session (Java from Debian)."""
+
+from __future__ import annotations
+
+import os
+import sys
+import warnings
+
+import pandas as pd
+import pytest
+from engine_data import frame, same
+from pyspark.sql import SparkSession  # a missing PySpark fails the run, never skips
+
+import streameval
+import streameval.spark as ses
+from streameval import InputError, UsageError
+
+
+@pytest.fixture(scope="module")
+def spark():
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    warnings.filterwarnings("ignore", message="PySpark does not yet fully support pandas")
+    session = (SparkSession.builder.master("local[2]").appName("streameval-tests")
+               .config("spark.ui.enabled", "false").config("spark.sql.shuffle.partitions", "4").getOrCreate())
+    session.sparkContext.setLogLevel("FATAL")
+    yield session
+    session.stop()
+
+
+@pytest.mark.parametrize("partitions", [1, 7, 200])
+def test_equal_to_local_for_any_partitioning(spark, partitions):
+    df = frame()
+    local = streameval.evaluate(df, score="p", label="y")
+    sdf = spark.createDataFrame(df).repartition(partitions)
+    r = ses.evaluate(sdf, score="p", label="y", thresholds=[0.5])
+    same(r.sketch, local.sketch)
+    assert r.metrics["roc_auc"] == local.metrics["roc_auc"]
+    assert r.confusion[0]["tp"] == local.confusion[0]["tp"]
+
+
+def test_expressions_weights_string_labels_one_class_and_empty_partitions(spark):
+    df = frame(seed=1).sort_values("y")
+    sdf = spark.createDataFrame(df).coalesce(1).repartitionByRange(9, "y")  # single-class partitions
+    local = streameval.evaluate(df, score="p", label="status", weight="w", pos_label="fraud")
+    same(ses.sketch(sdf, score="p", label="status", weight="w", pos_label="fraud"), local.sketch, weighted=True)
+    # Spark SQL expressions, as on the command line.
+    expr = ses.sketch(sdf, score="p * 100", label="status = 'fraud'")
+    df2 = df.assign(p100=df.p * 100, is_fraud=df.status == "fraud")
+    same(expr, streameval.evaluate(df2, score="p100", label="is_fraud").sketch)
+    # Empty partitions (more partitions than rows).
+    tiny = df.head(5)
+    same(ses.sketch(spark.createDataFrame(tiny).repartition(12), score="p", label="y"),
+         streameval.evaluate(tiny, score="p", label="y").sketch)
+
+
+def test_clear_errors(spark):
+    sdf = spark.createDataFrame(frame(100))
+    with pytest.raises(InputError, match="nope"):
+        ses.evaluate(sdf, score="nope", label="y")
+    with pytest.raises((InputError, TypeError), match="numeric|number"):
+        ses.evaluate(sdf, score="status", label="y")
+    with pytest.raises(UsageError, match="not supported yet"):
+        ses.evaluate(sdf, score="p", label="y", window="1d", time="ts")
+    nulls = pd.DataFrame({"p": [0.1, 0.9, 0.4], "y": [0.0, None, 1.0]})
+    with pytest.raises(InputError, match="null|missing"):
+        ses.evaluate(spark.createDataFrame(nulls), score="p", label="y")
+
+
+def test_cli_engine_spark_equals_local(spark, tmp_path):
+    import json
+
+    from typer.testing import CliRunner
+
+    from streameval.cli.main import app
+
+    path = tmp_path / "log.parquet"
+    frame(5000, seed=5).to_parquet(path)
+    runs = [CliRunner().invoke(app, ["eval", str(path), "-s", "p", "-l", "y", "-f", "json", *extra])
+            for extra in ([], ["--engine", "spark"])]
+    assert all(r.exit_code == 0 for r in runs), [r.output for r in runs]
+    local, on_spark = (json.loads(r.stdout)["metrics"]["roc_auc"] for r in runs)
+    assert local == on_spark
