@@ -209,6 +209,14 @@ def _console(err: bool = False) -> Any:
     return Console(file=stream, width=None if stream.isatty() else 120, soft_wrap=False)
 
 
+def _write_html(report: Any, path: Optional[Path]) -> None:
+    if path is None:
+        return
+    if not hasattr(report, "to_html"):
+        raise UsageError("--html is available for binary reports (not yet for sliced or multiclass results)")
+    report.to_html(path)
+
+
 def _emit(report: Any, fmt: Format, output: Optional[Path], quiet: bool = False) -> None:
     """Write the report as asked; ``quiet`` drops only the default terminal table, never asked-for output."""
     if fmt == Format.json:
@@ -296,6 +304,7 @@ def eval_cmd(
     auc_ci: AucCI = typer.Option(AucCI.delong, "--auc-ci", help="ROC-AUC interval method for --ci."),
     rate_ci: RateCI = typer.Option(RateCI.wilson, "--rate-ci", help="Rate interval method for --ci."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar, and no table on the terminal (asked-for --format or -o output still comes)."),
+    html_path: Optional[Path] = typer.Option(None, "--html", metavar="FILE", help="Also write a self-contained HTML report with plots to FILE."),
     engine: Engine = typer.Option(Engine.local, "--engine", help="Where to evaluate files: here, on Spark (active session, else SPARK_MASTER or local[*]) or on Dask (active client)."),
 ) -> None:
     """Evaluate a prediction log: read it batch by batch and report metrics with their bounds."""
@@ -379,6 +388,7 @@ def eval_cmd(
             _save(report.sketch, save)
             report.provenance["sketch_file"] = str(save)
         _emit(report, fmt_, output, quiet=quiet and fmt is None and "format" not in cfg)
+        _write_html(report, html_path)
         failed = _check_gates(report, gates)
         if failed:
             typer.echo("gate failed: " + "; ".join(failed), err=True)
@@ -440,6 +450,7 @@ def report_cmd(
     level: float = typer.Option(0.95, "--level", metavar="P", min=0.5, max=0.999999, help="Confidence level for --ci."),
     auc_ci: AucCI = typer.Option(AucCI.delong, "--auc-ci", help="ROC-AUC interval method for --ci."),
     rate_ci: RateCI = typer.Option(RateCI.wilson, "--rate-ci", help="Rate interval method for --ci."),
+    html_path: Optional[Path] = typer.Option(None, "--html", metavar="FILE", help="Also write a self-contained HTML report with plots to FILE."),
 ) -> None:
     """Report the metrics of a saved sketch (no data needed)."""
 
@@ -459,6 +470,7 @@ def report_cmd(
                                         provenance={"source": str(sketch), "sketch_file": str(sketch)},
                                         positive_if=rule.value, ci=_ci(ci, level, auc_ci, rate_ci))
         _emit(report, fmt, output)
+        _write_html(report, html_path)
 
     _run(body)
 

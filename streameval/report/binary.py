@@ -18,6 +18,7 @@ from __future__ import annotations
 import io
 import json
 import math
+import os
 import warnings
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
@@ -446,6 +447,35 @@ class Report:
             out.append(("time", text + ")"))
         out.append(("streameval", str(p.get("streameval_version"))))
         return out
+
+    def to_html(self, path: str | os.PathLike[str] | None = None, title: str | None = None) -> str:
+        """The report as one self-contained HTML page with its plots (see docs/html-report.md).
+
+        Parameters
+        ----------
+        path : path-like, optional
+            Write the page there (atomically) as well as returning it.
+        title : str, optional
+            Page title (default: "streameval report" and the source).
+
+        Returns
+        -------
+        str
+            The HTML document; it makes no network request when opened (the Vega-Lite
+            JavaScript is embedded, about 1 MB).
+
+        Raises
+        ------
+        ImportError
+            Altair or vl-convert-python is missing (``pip install "streameval[html]"``).
+        """
+        from .html import binary_report_html, write_html
+
+        if path is not None:
+            write_html(self, path, title)
+            with open(path, encoding="utf-8") as f:
+                return f.read()
+        return binary_report_html(self, title)
 
     def to_markdown(self) -> str:
         """The report as GitHub-flavoured Markdown."""

@@ -1,0 +1,139 @@
+"""The HTML page: header (what was evaluated, when), the summary and confusion tables, the charts
+(Vega-Lite specs rendered by vega-embed, whose JavaScript is embedded once), provenance, notes."""
+
+from __future__ import annotations
+
+import datetime as _dt
+import functools
+import html
+import json
+import os
+from typing import Any
+
+__all__ = ["binary_report_html", "write_html"]
+
+_CSS = """
+body { font-family: system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; margin: 1.5rem auto; max-width: 1400px;
+       color: #222; padding: 0 1rem; }
+h1 { font-size: 1.4rem; margin-bottom: 0.2rem; } h2 { font-size: 1.1rem; margin-top: 1.6rem; }
+.meta { color: #555; font-size: 0.9rem; }
+table { border-collapse: collapse; font-size: 0.9rem; margin: 0.4rem 0; }
+td, th { border: 1px solid #ccc; padding: 0.25rem 0.6rem; text-align: right; }
+td:first-child, th:first-child { text-align: left; }
+.charts { display: flex; flex-wrap: wrap; gap: 1.2rem; }
+.chart { break-inside: avoid; }
+.note { background: #fff8e1; border-left: 4px solid #E69F00; padding: 0.3rem 0.6rem; margin: 0.3rem 0; font-size: 0.9rem; }
+.legend { color: #555; font-size: 0.85rem; }
+@media print { .charts { display: block; } .chart { page-break-inside: avoid; margin-bottom: 1rem; } }
+"""
+
+
+def _table(rows: list[list[str]], header: list[str] | None = None, cls: str = "") -> str:
+    out = [f'<table class="{cls}">']
+    if header:
+        out.append("<tr>" + "".join(f"<th>{html.escape(h)}</th>" for h in header) + "</tr>")
+    for r in rows:
+        out.append("<tr>" + "".join(f"<td>{html.escape(str(c))}</td>" for c in r) + "</tr>")
+    out.append("</table>")
+    return "\n".join(out)
+
+
+def _script_json(value: Any) -> str:
+    return json.dumps(value).replace("</", "<\\/")
+
+
+@functools.lru_cache(maxsize=1)
+def _bundle() -> str:
+    """vega, vega-lite and vega-embed as one script (from vl-convert, matching Altair's Vega-Lite)."""
+    import vl_convert as vlc
+    from altair.utils._importers import vl_version_for_vl_convert
+
+    bundle = vlc.javascript_bundle(vl_version=vl_version_for_vl_convert())  # type: ignore[call-arg]
+    return str(bundle).replace("</script", "<\\/script")
+
+
+def binary_report_html(report: Any, title: str | None = None) -> str:
+    """The self-contained HTML page of a binary :class:`~streameval.Report`.
+
+    Parameters
+    ----------
+    report : Report
+        A binary report (``report.sketch`` is its :class:`~streameval.BinarySketch`).
+    title : str, optional
+        Page title (default: "streameval report" and the source).
+
+    Returns
+    -------
+    str
+        One HTML document: no network request when opened (the plotting JavaScript is embedded).
+    """
+    from .charts import binary_charts
+
+    sketch = report.sketch
+    prov = report.provenance
+    source = str(prov.get("source", "in-memory data"))
+    made = _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
+    thresholds = [float(c["requested_threshold"]) for c in report.confusion]
+    charts, missing = binary_charts(sketch, report, thresholds)
+    head = title or f"streameval report: {source}"
+    parts = [
+        "<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
+        f"<title>{html.escape(head)}</title>", f"<style>{_CSS}</style>",
+        f"<script>{_bundle()}</script>", "</head><body>",
+        f"<h1>{html.escape(head)}</h1>",
+        f'<p class="meta">{html.escape(source)}: {int(prov.get("rows_read", sketch.n_rows)):,} rows; '
+        f"report made {html.escape(made)} by streameval {html.escape(str(prov.get('streameval_version', '')))}</p>",
+        "<h2>Summary</h2>",
+        _table([[label, text] for label, text in report.rows()], ["metric", "value [binning bounds] (CI)"], "summary"),
+        '<p class="legend"><code>value [lower, upper]</code>: binning bounds, which contain the exact value on all rows '
+        "(not a confidence interval); <code>(95% CI ...)</code>: sampling confidence interval; <code>~</code>: a value "
+        "without bounds.</p>",
+    ]
+    if report.confusion:
+        parts.append("<h2>Confusion at the chosen thresholds</h2>")
+        for th, cells in report.confusion_cells():
+            c = {name: v for name, v, _ in cells}
+            parts.append(f"<p>threshold {html.escape(th)}</p>")
+            parts.append(_table([["actual positive", c["tp"], c["fn"]], ["actual negative", c["fp"], c["tn"]]],
+                                ["", "predicted positive", "predicted negative"], "confusion"))
+            parts.append(_table([[name, v, ci] for name, v, ci in cells if name not in ("tp", "fp", "fn", "tn")],
+                                ["rate", "value", "CI"], "rates"))
+    parts.append("<h2>Plots</h2>")
+    for text in missing:
+        parts.append(f'<p class="note missing">{html.escape(text)}</p>')
+    parts.append('<div class="charts">')
+    for cid, _chart in charts:
+        parts.append(f'<div class="chart" id="chart-{cid}"></div>')
+    parts.append("</div>")
+    parts.append("<h2>Provenance</h2>")
+    parts.append(_table([[k, v] for k, v in report.provenance_rows()], None, "provenance"))
+    if report.notes:
+        parts.append("<h2>Notes</h2>")
+        parts += [f'<p class="note">{html.escape(n)}</p>' for n in report.notes]
+    specs = {cid: chart.to_dict() for cid, chart in charts}
+    parts.append("<script>")
+    parts.append(f"const SPECS = {_script_json(specs)};")
+    parts.append(
+        "for (const [id, spec] of Object.entries(SPECS)) {"
+        " vegaEmbed('#chart-' + id, spec, {renderer: 'svg', actions: false}).catch(console.error); }"
+    )
+    parts.append("</script></body></html>")
+    return "\n".join(parts)
+
+
+def write_html(report: Any, path: str | os.PathLike[str], title: str | None = None) -> None:
+    """Write :func:`binary_report_html` to ``path`` atomically.
+
+    Raises
+    ------
+    ImportError
+        Altair or vl-convert-python is missing (``pip install "streameval[html]"``).
+    """
+    try:
+        import altair  # noqa: F401
+        import vl_convert  # noqa: F401
+    except ImportError as exc:
+        raise ImportError('the HTML report needs Altair and vl-convert: pip install "streameval[html]"') from exc
+    from ...atomic import write_text_atomic
+
+    write_text_atomic(path, binary_report_html(report, title))
