@@ -38,12 +38,11 @@ from ..grid import DEFAULT_GRID, Grid, coarsening_map
 from ..inputs import as_1d_array
 from ..kernels import binary as kernels
 from ..kernels import multiclass as mk
-from ..metrics import multiclass as mm
-from ..metrics.estimate import Estimate
 from ..metrics.table import BinTable
 from . import multiclass_state as ms
 from .binary import SMALL_CHUNK_ROWS, BinarySketch, cpu_count
 from .multiclass_inputs import learn_classes, plain, validate_chunk
+from .multiclass_metrics import MulticlassMetrics
 from .multiclass_state import COLUMN_COUNTERS as _COLUMNS
 from .multiclass_state import FLOAT_COUNTERS as _FLOAT
 from .multiclass_state import INT_COUNTERS as _INT
@@ -54,7 +53,7 @@ __all__ = ["MulticlassSketch", "merge_multiclass", "auto_pair_grid", "DEFAULT_MA
 DEFAULT_MAX_CLASSES = 1024
 
 
-class MulticlassSketch:
+class MulticlassSketch(MulticlassMetrics):
     """Mergeable histograms of a multiclass classifier's scores (or hard predictions).
 
     Parameters
@@ -494,117 +493,6 @@ class MulticlassSketch:
         table: BinTable = self._cache[key]
         return table
 
-    # -- metrics -------------------------------------------------------------------------------
-    def _c(self) -> np.ndarray:
-        if self._classes is None:
-            raise UsageError("this sketch has no rows yet")
-        return self.confusion
-
-    def confusion_matrix(self, normalize: str | None = None) -> np.ndarray:
-        """``(K, K)`` confusion weights (int counts without weights); see :func:`~streameval.metrics.multiclass.confusion_matrix`."""
-        return mm.confusion_matrix(self._c(), normalize, weighted=bool(self.counters["weighted"]))
-
-    def accuracy(self) -> float:
-        """Fraction (by weight) of rows predicted right; as ``accuracy_score``."""
-        return mm.accuracy(self._c())
-
-    def balanced_accuracy(self, adjusted: bool = False) -> float:
-        """Mean recall over classes present; as ``balanced_accuracy_score``."""
-        return mm.balanced_accuracy(self._c(), adjusted)
-
-    def top_k_accuracy(self, k: int = 2) -> float:
-        """Exact top-k accuracy with scikit-learn's tie rule; see :func:`~streameval.metrics.multiclass.top_k_accuracy`."""
-        self._need_scores("top_k_accuracy")
-        return mm.top_k_accuracy(self.ranks, k)
-
-    def precision_recall_fscore_support(
-        self, beta: float = 1.0, average: str | None = None, zero_division: Any = "warn"
-    ) -> tuple[Any, Any, Any, Any]:
-        """As ``precision_recall_fscore_support(labels=classes)``; see :func:`~streameval.metrics.multiclass.precision_recall_fscore_support`."""
-        return mm.precision_recall_fscore_support(self._c(), beta, average, zero_division)
-
-    def cohen_kappa(self, weights: str | None = None) -> float:
-        """Cohen's kappa; see :func:`~streameval.metrics.multiclass.cohen_kappa`."""
-        return mm.cohen_kappa(self._c(), weights)
-
-    def matthews_corrcoef(self) -> float:
-        """Multiclass MCC; see :func:`~streameval.metrics.multiclass.matthews_corrcoef`."""
-        return mm.matthews_corrcoef(self._c())
-
-    def _sums(self) -> mm.MulticlassProbabilitySums:
-        self._need_scores("log loss and Brier score")
-        c = self.counters
-        return mm.MulticlassProbabilitySums(
-            c["prob_weight"], int(c["n_outside"]), int(c["n_unnormalized"]), c["log_loss_sum"], c["brier_sum"], self.n_classes
-        )
-
-    def log_loss(self) -> float:
-        """Mean cross-entropy (exact running sum); see :func:`~streameval.metrics.multiclass.log_loss`."""
-        return mm.log_loss(self._sums())
-
-    def brier_score(self, scale_by_half: bool | str = "auto") -> float:
-        """Multiclass Brier score (exact running sum); see :func:`~streameval.metrics.multiclass.brier_score`."""
-        return mm.brier_score(self._sums(), scale_by_half)
-
-    def roc_auc(self, multi_class: str = "ovr", average: str | None = "macro") -> Estimate | list[Estimate]:
-        """Multiclass ROC-AUC with binning bounds, as ``roc_auc_score(multi_class=..., average=...)``.
-
-        ``multi_class="ovr"``: per class one-vs-rest, averaged "macro", "weighted" (by class
-        weight), "micro" (pooled cells) or None (a list); ``"ovo"``: Hand & Till over the pairs
-        of classes present, "macro" or "weighted" (by pair prevalence). See
-        :func:`~streameval.metrics.multiclass.roc_auc_ovr` and ``roc_auc_ovo``.
-        """
-        self._need_scores("roc_auc")
-        k = self.n_classes
-        if multi_class == "ovr":
-            tables = [] if average == "micro" else [self._table(("ovr", j)) for j in range(k)]
-            pooled = self._table("pooled") if average == "micro" else None
-            return mm.roc_auc_ovr(tables, self.confusion.sum(axis=1), average, pooled)
-        if multi_class != "ovo":
-            raise ValueError(f"multi_class must be 'ovr' or 'ovo', got {multi_class!r}")
-        if average not in ("macro", "weighted"):
-            raise ValueError(f"average must be 'macro' or 'weighted' for multi_class='ovo', got {average!r}")
-        support = self.confusion.sum(axis=1)
-        present = [j for j in range(k) if support[j] > 0]
-        pairs = [(a, b) for i, a in enumerate(present) for b in present[i + 1:]]
-        both = ((self._table(("ovo", a, b)), self._table(("ovo", b, a))) for a, b in pairs)
-        prevalence = np.array([support[a] + support[b] for a, b in pairs])
-        return mm.roc_auc_ovo(both, prevalence, average)
-
-    def average_precision(self, average: str | None = "macro") -> Estimate | list[Estimate]:
-        """One-vs-rest average precision with bounds; as ``average_precision_score``."""
-        self._need_scores("average_precision")
-        k = self.n_classes
-        tables = [] if average == "micro" else [self._table(("ovr", j)) for j in range(k)]
-        pooled = self._table("pooled") if average == "micro" else None
-        return mm.average_precision(tables, self.confusion.sum(axis=1), average, pooled)
-
-    def classification_report(
-        self, *, output: str = "text", digits: int = 2, target_names: list[str] | None = None, zero_division: Any = "warn"
-    ) -> Any:
-        """Per-class precision/recall/F1/support with accuracy, macro and weighted rows.
-
-        As ``classification_report(y_true, y_pred, labels=classes)``: ``output="text"`` is its
-        text (same layout), ``"dict"`` its ``output_dict=True`` form, ``"arrow"`` a
-        ``pyarrow.Table`` with one row per class and per summary line (columns ``class``,
-        ``precision``, ``recall``, ``f1-score``, ``support``; the accuracy row has only
-        ``f1-score`` = accuracy and ``support``, as in the text).
-        """
-        names = target_names if target_names is not None else [str(c) for c in plain(self._classes if self._classes is not None else [])]
-        if len(names) != self.n_classes:
-            raise ValueError(f"target_names has {len(names)} names for {self.n_classes} classes")
-        report = mm.classification_report(self._c(), names, zero_division)
-        if output == "dict":
-            return report
-        if output == "text":
-            return mm.format_classification_report(report, digits, integer_support=not self.counters["weighted"])
-        if output != "arrow":
-            raise ValueError(f"output must be 'text', 'dict' or 'arrow', got {output!r}")
-        import pyarrow as pa
-
-        rows = mm.report_rows(report)
-        cols = {h: pa.array([r[i] for r in rows], pa.string() if i == 0 else pa.float64()) for i, h in enumerate(("class", *mm.HEADERS))}
-        return pa.table(cols)
 
 def _same(a: Any, b: Any) -> bool:
     if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
