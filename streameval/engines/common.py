@@ -15,7 +15,7 @@ from typing import Any
 
 from ..errors import UsageError
 
-__all__ = ["SketchJob", "job_for", "partition_sketch", "merge_sketches", "report_of", "refuse_slices", "tree_merge",
+__all__ = ["SketchJob", "job_for", "partition_sketch", "merge_sketches", "evaluate_on", "refuse_slices", "tree_merge",
            "SCORE", "LABEL", "WEIGHT"]
 
 # The columns an engine selects (from names or expressions) before handing rows to a partition.
@@ -111,15 +111,20 @@ def merge_sketches(*parts: bytes) -> bytes:
     return kept[0].to_bytes() if len(kept) == 1 else merge(kept).to_bytes()
 
 
-def report_of(data: bytes, *, thresholds: Sequence[float] | None, positive_if: str, ci: Any,
-              provenance: dict[str, Any]) -> Any:
-    """The :class:`~streameval.Report` of the merged sketch, as a local ``evaluate`` builds it."""
+def evaluate_on(engine: str, sketch_of: Any, frame: Any, n_partitions: int, *, score: str, label: str,
+                weight: str | None, pos_label: Any, thresholds: Sequence[float] | None, positive_if: str, ci: Any,
+                by: Any, time: Any, window: Any, **sketch_options: Any) -> Any:
+    """An engine's ``evaluate``: refuse what it cannot do yet, build the sketch with
+    ``sketch_of(frame, ...)`` on the engine, and return the :class:`~streameval.Report` a local
+    ``evaluate`` builds from it."""
     from ..evaluate import _ci_options
     from ..report import Report
-    from ..sketch.binary import BinarySketch
 
-    sketch = BinarySketch.from_bytes(data)
-    provenance = {**provenance, "rows_read": int(sketch.n_rows)}
+    refuse_slices(engine, by, time, window)
+    sketch = sketch_of(frame, score=score, label=label, weight=weight, pos_label=pos_label, **sketch_options)
+    provenance = {"source": f"{engine} DataFrame ({n_partitions} partitions)", "source_kind": engine.lower(),
+                  "engine": engine.lower(), "score": score, "label": label, "weight": weight,
+                  "pos_label": None if pos_label is None else str(pos_label), "rows_read": int(sketch.n_rows)}
     return Report.from_sketch(sketch, thresholds=thresholds, provenance=provenance, positive_if=positive_if,
                               ci=_ci_options(ci))
 

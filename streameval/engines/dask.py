@@ -120,10 +120,8 @@ def evaluate(
     :func:`streameval.evaluate`. ``by``, ``time`` and ``window`` are not supported on Dask yet
     (a :class:`~streameval.UsageError` says so).
     """
-    common.refuse_slices("Dask", by, time, window)
-    sk = sketch(ddf, score=score, label=label, weight=weight, grid=grid, pos_label=pos_label, nan_policy=nan_policy)
-    provenance = {"source": f"Dask DataFrame ({ddf.npartitions} partitions)", "source_kind": "dask",
-                  "engine": "dask", "score": score, "label": label, "weight": weight,
-                  "pos_label": None if pos_label is None else str(pos_label)}
-    return common.report_of(sk.to_bytes(), thresholds=thresholds, positive_if=positive_if, ci=ci,
-                            provenance=provenance)
+    return common.evaluate_on(
+        "Dask", sketch, ddf, ddf.npartitions, score=score, label=label, weight=weight, pos_label=pos_label,
+        thresholds=thresholds, positive_if=positive_if, ci=ci, by=by, time=time, window=window, grid=grid,
+        nan_policy=nan_policy,
+    )

@@ -154,10 +154,8 @@ def evaluate(
     :func:`streameval.evaluate`. ``by``, ``time`` and ``window`` are not supported on Spark yet
     (a :class:`~streameval.UsageError` says so).
     """
-    common.refuse_slices("Spark", by, time, window)
-    sk = sketch(df, score=score, label=label, weight=weight, grid=grid, pos_label=pos_label, nan_policy=nan_policy)
-    provenance = {"source": f"Spark DataFrame ({df.rdd.getNumPartitions()} partitions)", "source_kind": "spark",
-                  "engine": "spark", "score": score, "label": label, "weight": weight,
-                  "pos_label": None if pos_label is None else str(pos_label)}
-    return common.report_of(sk.to_bytes(), thresholds=thresholds, positive_if=positive_if, ci=ci,
-                            provenance=provenance)
+    return common.evaluate_on(
+        "Spark", sketch, df, df.rdd.getNumPartitions(), score=score, label=label, weight=weight, pos_label=pos_label,
+        thresholds=thresholds, positive_if=positive_if, ci=ci, by=by, time=time, window=window, grid=grid,
+        nan_policy=nan_policy,
+    )
