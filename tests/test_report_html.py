@@ -140,3 +140,24 @@ def test_cli_html_option(tmp_path):
     run = CliRunner().invoke(app, ["eval", str(data), "-s", "score", "-l", "label", "-q", "--html", str(out)])
     assert run.exit_code == 0, run.output
     assert out.read_text().startswith("<!DOCTYPE html>")
+
+
+def test_multiclass_page(browser, tmp_path):
+    rng = np.random.default_rng(9)
+    y = rng.integers(0, 4, 20_000)
+    z = rng.normal(size=(20_000, 4))
+    z[np.arange(20_000), y] += 1.5
+    p = np.exp(z) / np.exp(z).sum(axis=1, keepdims=True)
+    report = streameval.evaluate({"y": y, **{f"p_{k}": p[:, k] for k in range(4)}}, score="p_*", label="y")
+    path = tmp_path / "multi.html"
+    report.to_html(path)
+    page, errors, requests = open_page(browser, path, 4)
+    assert errors == [] and requests == []
+    ids = page.eval_on_selector_all(".chart", "els => els.map(e => e.id)")
+    assert ids == ["chart-confusion", "chart-confusion_normalised", "chart-ovr_roc", "chart-ovr_pr"]
+    rows = page.eval_on_selector_all("table.per-class tr", "rs => rs.slice(1).map(r => [...r.cells].map(c => c.textContent))")
+    keys = ("class", "precision", "recall", "f1", "support", "roc_auc", "average_precision")
+    assert rows == [[report._cell(r[k]) for k in keys] for r in report.per_class]
+    # The heatmap draws one cell per (true, predicted) pair.
+    assert page.eval_on_selector("#chart-confusion svg", "s => s.querySelectorAll('g.mark-rect.role-mark path').length") == 16
+    page.close()

@@ -213,7 +213,7 @@ def _write_html(report: Any, path: Optional[Path]) -> None:
     if path is None:
         return
     if not hasattr(report, "to_html"):
-        raise UsageError("--html is available for binary reports (not yet for sliced or multiclass results)")
+        raise UsageError("--html is available for binary and multiclass reports (not yet for sliced results)")
     report.to_html(path)
 
 

@@ -127,6 +127,35 @@ class MulticlassReport:
             return f"{v:,.0f}" if v.is_integer() and abs(v) >= 1 else f"{v:.6g}"
         return str(v)
 
+    def to_html(self, path: Any = None, title: str | None = None) -> str:
+        """The report as one self-contained HTML page: tables, confusion heatmaps (counts and
+        row-normalised) and per-class one-vs-rest ROC and PR curves (see docs/html-report.md).
+
+        Parameters
+        ----------
+        path : path-like, optional
+            Write the page there (atomically) as well as returning it.
+        title : str, optional
+            Page title.
+
+        Returns
+        -------
+        str
+            The HTML document (no network request when opened).
+
+        Raises
+        ------
+        ImportError
+            Altair or vl-convert-python is missing (``pip install "streameval[html]"``).
+        """
+        from .html import multiclass_report_html, write_html
+
+        if path is not None:
+            write_html(self, path, title)
+            with open(path, encoding="utf-8") as f:
+                return f.read()
+        return multiclass_report_html(self, title)
+
     def to_markdown(self) -> str:
         """GitHub-flavoured Markdown."""
         lines = ["## streameval multiclass report", "", "| metric | value |", "|---|---|"]

@@ -10,7 +10,7 @@ import json
 import os
 from typing import Any
 
-__all__ = ["binary_report_html", "write_html"]
+__all__ = ["binary_report_html", "multiclass_report_html", "write_html"]
 
 _CSS = """
 body { font-family: system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; margin: 1.5rem auto; max-width: 1400px;
@@ -98,31 +98,63 @@ def binary_report_html(report: Any, title: str | None = None) -> str:
                                 ["", "predicted positive", "predicted negative"], "confusion"))
             parts.append(_table([[name, v, ci] for name, v, ci in cells if name not in ("tp", "fp", "fn", "tn")],
                                 ["rate", "value", "CI"], "rates"))
-    parts.append("<h2>Plots</h2>")
-    for text in missing:
-        parts.append(f'<p class="note missing">{html.escape(text)}</p>')
-    parts.append('<div class="charts">')
-    for cid, _chart in charts:
-        parts.append(f'<div class="chart" id="chart-{cid}"></div>')
-    parts.append("</div>")
+    parts += _charts_html(charts, missing)
     parts.append("<h2>Provenance</h2>")
     parts.append(_table([[k, v] for k, v in report.provenance_rows()], None, "provenance"))
     if report.notes:
         parts.append("<h2>Notes</h2>")
         parts += [f'<p class="note">{html.escape(n)}</p>' for n in report.notes]
-    specs = {cid: chart.to_dict() for cid, chart in charts}
-    parts.append("<script>")
-    parts.append(f"const SPECS = {_script_json(specs)};")
-    parts.append(
-        "for (const [id, spec] of Object.entries(SPECS)) {"
-        " vegaEmbed('#chart-' + id, spec, {renderer: 'svg', actions: false}).catch(console.error); }"
-    )
-    parts.append("</script></body></html>")
+    parts.append("</body></html>")
     return "\n".join(parts)
 
 
+def multiclass_report_html(report: Any, title: str | None = None) -> str:
+    """The self-contained HTML page of a :class:`~streameval.report.MulticlassReport`: metric and
+    per-class tables, the confusion matrix as counts and row-normalised heatmaps, and the
+    one-vs-rest ROC and precision-recall curves per class (up to 20 classes)."""
+    from .multiclass import multiclass_charts, multiclass_tables
+
+    prov = report.provenance
+    source = str(prov.get("source", "in-memory data"))
+    made = _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
+    charts, missing = multiclass_charts(report)
+    head = title or f"streameval multiclass report: {source}"
+    parts = [
+        "<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
+        f"<title>{html.escape(head)}</title>", f"<style>{_CSS}</style>",
+        f"<script>{_bundle()}</script>", "</head><body>",
+        f"<h1>{html.escape(head)}</h1>",
+        f'<p class="meta">{html.escape(source)}: {int(report.sketch.n_rows):,} rows, {report.sketch.n_classes} classes; '
+        f"report made {html.escape(made)}</p>",
+        *multiclass_tables(report),
+    ]
+    parts += _charts_html(charts, missing)
+    if report.notes:
+        parts.append("<h2>Notes</h2>")
+        parts += [f'<p class="note">{html.escape(n)}</p>' for n in report.notes]
+    parts.append("</body></html>")
+    return "\n".join(parts)
+
+
+def _charts_html(charts: list[tuple[str, Any]], missing: list[str]) -> list[str]:
+    """The plots section: a note per missing plot, a div per chart, and the script that draws them."""
+    parts = ["<h2>Plots</h2>"]
+    parts += [f'<p class="note missing">{html.escape(text)}</p>' for text in missing]
+    parts.append('<div class="charts">')
+    parts += [f'<div class="chart" id="chart-{cid}"></div>' for cid, _chart in charts]
+    parts.append("</div>")
+    specs = {cid: chart.to_dict() for cid, chart in charts}
+    parts.append(f"<script>const SPECS = {_script_json(specs)};")
+    parts.append(
+        "for (const [id, spec] of Object.entries(SPECS)) {"
+        " vegaEmbed('#chart-' + id, spec, {renderer: 'svg', actions: false}).catch(console.error); }</script>"
+    )
+    return parts
+
+
 def write_html(report: Any, path: str | os.PathLike[str], title: str | None = None) -> None:
-    """Write :func:`binary_report_html` to ``path`` atomically.
+    """Write the report's page (:func:`binary_report_html` or :func:`multiclass_report_html`) to
+    ``path`` atomically.
 
     Raises
     ------
@@ -136,4 +168,5 @@ def write_html(report: Any, path: str | os.PathLike[str], title: str | None = No
         raise ImportError('the HTML report needs Altair and vl-convert: pip install "streameval[html]"') from exc
     from ...atomic import write_text_atomic
 
-    write_text_atomic(path, binary_report_html(report, title))
+    render = multiclass_report_html if hasattr(report, "per_class") else binary_report_html
+    write_text_atomic(path, render(report, title))
