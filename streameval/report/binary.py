@@ -469,13 +469,9 @@ class Report:
         ImportError
             Altair or vl-convert-python is missing (``pip install "streameval[html]"``).
         """
-        from .html import binary_report_html, write_html
+        from .html import report_html
 
-        if path is not None:
-            write_html(self, path, title)
-            with open(path, encoding="utf-8") as f:
-                return f.read()
-        return binary_report_html(self, title)
+        return report_html(self, path, title)
 
     def to_markdown(self) -> str:
         """The report as GitHub-flavoured Markdown."""

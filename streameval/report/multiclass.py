@@ -148,13 +148,9 @@ class MulticlassReport:
         ImportError
             Altair or vl-convert-python is missing (``pip install "streameval[html]"``).
         """
-        from .html import multiclass_report_html, write_html
+        from .html import report_html
 
-        if path is not None:
-            write_html(self, path, title)
-            with open(path, encoding="utf-8") as f:
-                return f.read()
-        return multiclass_report_html(self, title)
+        return report_html(self, path, title)
 
     def to_markdown(self) -> str:
         """GitHub-flavoured Markdown."""

@@ -11,6 +11,6 @@ inlined and 4.9 MB with Plotly's, against the 3 MB target for the whole report; 
 and custom scales, tooltips, and a stable declarative spec (docs/html-report.md).
 """
 
-from .page import binary_report_html, multiclass_report_html, write_html
+from .page import binary_report_html, multiclass_report_html, report_html, write_html
 
-__all__ = ["binary_report_html", "multiclass_report_html", "write_html"]
+__all__ = ["binary_report_html", "multiclass_report_html", "report_html", "write_html"]

@@ -10,7 +10,7 @@ import json
 import os
 from typing import Any
 
-__all__ = ["binary_report_html", "multiclass_report_html", "write_html"]
+__all__ = ["binary_report_html", "multiclass_report_html", "report_html", "write_html"]
 
 _CSS = """
 body { font-family: system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; margin: 1.5rem auto; max-width: 1400px;
@@ -150,6 +150,16 @@ def _charts_html(charts: list[tuple[str, Any]], missing: list[str]) -> list[str]
         " vegaEmbed('#chart-' + id, spec, {renderer: 'svg', actions: false}).catch(console.error); }</script>"
     )
     return parts
+
+
+def report_html(report: Any, path: str | os.PathLike[str] | None = None, title: str | None = None) -> str:
+    """The page of a binary or multiclass report; with ``path``, also written there atomically."""
+    if path is not None:
+        write_html(report, path, title)
+        with open(path, encoding="utf-8") as f:
+            return f.read()
+    render = multiclass_report_html if hasattr(report, "per_class") else binary_report_html
+    return render(report, title)
 
 
 def write_html(report: Any, path: str | os.PathLike[str], title: str | None = None) -> None:
