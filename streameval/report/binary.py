@@ -212,6 +212,9 @@ def compute_metrics(
         guarded("pr_auc", lambda: _approx(sketch.pr_auc(), pure))
         guarded("log_loss", lambda: _exact(sketch.log_loss()))
         guarded("brier", lambda: _exact(sketch.brier_score()))
+        for key, name in (("log_loss", "log_loss"), ("brier", "brier_score")):
+            if ci is not None and isinstance(m.get(key), dict) and m[key].get("value") is not None:
+                m[key]["ci"] = _ci_dict(sketch.ci(name, level=ci.level))
 
         def ece() -> dict[str, Any]:
             if sketch.counters["n_outside"]:

@@ -163,12 +163,14 @@ class BinaryMetrics(BinaryCurves):
         Parameters
         ----------
         metric : str, default "roc_auc"
-            ``"roc_auc"``, or a rate at ``threshold``: ``"recall"`` (``"tpr"``), ``"precision"``,
-            ``"specificity"`` (``"tnr"``), ``"npv"``, ``"fpr"``, ``"fnr"``, ``"accuracy"``.
+            ``"roc_auc"``; ``"log_loss"`` or ``"brier_score"`` (normal interval of the mean, its
+            variance bounded from the bins: :func:`streameval.stats.loss.probability_ci`); or a
+            rate at ``threshold``: ``"recall"`` (``"tpr"``), ``"precision"``, ``"specificity"``
+            (``"tnr"``), ``"npv"``, ``"fpr"``, ``"fnr"``, ``"accuracy"``.
         level : float in (0, 1), default 0.95
         method : str, optional
-            For ROC-AUC ``"delong"`` (default; DeLong et al. 1988) or ``"hanley_mcneil"``; for
-            rates ``"wilson"`` (default; Wilson 1927), ``"clopper_pearson"`` or ``"jeffreys"``.
+            For ROC-AUC ``"delong"`` (default; DeLong et al. 1988) or ``"hanley_mcneil"``; for log
+            loss and Brier ``"normal"``; for rates ``"wilson"`` (default; Wilson 1927), ``"clopper_pearson"`` or ``"jeffreys"``.
         threshold : float
             Required for rates.
         positive_if : {">=", ">"}
@@ -190,11 +192,25 @@ class BinaryMetrics(BinaryCurves):
 
         if metric == "roc_auc":
             return roc_auc_ci(self.table(), level, method or "delong")
+        if metric in ("log_loss", "brier_score", "brier"):
+            from ..stats.loss import probability_ci
+
+            if method not in (None, "normal"):
+                raise UsageError(f"the {metric} interval has one method, 'normal'; got {method!r}")
+            name = "brier_score" if metric == "brier" else metric
+            return probability_ci(self._sums(), self.table(), name, level, self._weight_sq())
         name = {"tpr": "recall", "sensitivity": "recall", "tnr": "specificity", "ppv": "precision"}.get(metric, metric)
         if threshold is None:
             raise UsageError(f"ci({metric!r}) needs threshold=: the rate is taken at a threshold")
         c = self.confusion(threshold, positive_if=positive_if)
         return rate_cis(c, level, method or "wilson", rates=(name,))[name]
+
+    def _weight_sq(self) -> float | None:
+        """Sum of squared weights of the binned rows (Kish), or None: unweighted, or not recorded."""
+        c = self.counters
+        if not c.get("weighted") or "weight_sq_pos" not in c:
+            return None
+        return float(c["weight_sq_pos"]) + float(c["weight_sq_neg"])
 
     def _sums(self) -> ProbabilitySums:
         c = self.counters

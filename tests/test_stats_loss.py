@@ -1,0 +1,110 @@
+"""Log-loss and Brier confidence intervals from the bins (streameval.stats.loss)."""
+
+from __future__ import annotations
+
+import math
+import warnings
+
+import numpy as np
+import pytest
+from sklearn.metrics import brier_score_loss, log_loss
+
+import streameval
+from streameval.errors import UndefinedMetricWarning, UsageError
+from streameval.grid import LinearGrid, ProbabilityGrid
+from streameval.stats.interval import normal_quantile
+
+EPS = float(np.finfo(np.float64).eps)
+
+
+def _raw_ci(y: np.ndarray, p: np.ndarray, metric: str, level: float = 0.95, w: np.ndarray | None = None):
+    """The textbook interval on the raw rows: mean +/- z s / sqrt(n) (frequency weights)."""
+    pt = np.where(y == 1, p, 1.0 - p)
+    loss = -np.log(np.clip(pt, EPS, 1 - EPS)) if metric == "log_loss" else (1.0 - pt) ** 2
+    w = np.ones_like(p) if w is None else w
+    n = w.sum()
+    mean = float((w * loss).sum() / n)
+    var = float((w * (loss - mean) ** 2).sum() / (n - 1))
+    half = normal_quantile(level) * math.sqrt(var / n)
+    return mean, max(mean - half, 0.0), mean + half
+
+
+@pytest.mark.parametrize("metric", ["log_loss", "brier_score"])
+@pytest.mark.parametrize("seed", range(6))
+def test_discrete_scores_equal_raw_rows(metric: str, seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(50, 3000))
+    p = np.round(rng.beta(2, 3, n), 2)
+    y = (rng.random(n) < p).astype(int)
+    s = streameval.BinarySketch(LinearGrid(-0.005, 1.005, 101))
+    s.update(y, p)
+    ci = s.ci(metric)
+    mean, lo, hi = _raw_ci(y, p, metric)
+    assert not ci.widened
+    assert ci.estimate.value == pytest.approx(mean, rel=1e-12)
+    assert ci.ci_lower == pytest.approx(lo, rel=1e-9, abs=1e-12)
+    assert ci.ci_upper == pytest.approx(hi, rel=1e-9)
+    ref = log_loss(y, p) if metric == "log_loss" else brier_score_loss(y, p)
+    assert ci.estimate.value == pytest.approx(ref, rel=1e-12)
+
+
+@pytest.mark.parametrize("metric", ["log_loss", "brier_score"])
+@pytest.mark.parametrize("seed", range(25))
+def test_continuous_scores_contain_raw_rows_interval(metric: str, seed: int) -> None:
+    rng = np.random.default_rng(100 + seed)
+    n = int(rng.integers(20, 5000))
+    p = rng.beta(0.5, 2.0, n)
+    p[rng.random(n) < 0.02] = rng.choice([0.0, 1.0, 1e-18])  # clipped rows too
+    y = (rng.random(n) < np.clip(p * 1.3, 0, 1)).astype(int)
+    grid = ProbabilityGrid(mantissa_bits=int(rng.integers(0, 6)))  # coarse: bins hold many scores
+    ci = streameval.BinarySketch(grid).update(y, p).ci(metric, level=float(rng.choice([0.8, 0.95, 0.99])))
+    _, lo, hi = _raw_ci(y, p, metric, ci.level)
+    assert ci.widened
+    assert ci.ci_lower <= lo + 1e-12 and hi <= ci.ci_upper + 1e-12
+
+
+def test_weighted_without_kish_reads_frequency_weights() -> None:
+    rng = np.random.default_rng(7)
+    p = np.round(rng.random(400), 1)
+    y = (rng.random(400) < p).astype(int)
+    w = rng.integers(1, 4, 400).astype(float)
+    s = streameval.BinarySketch(LinearGrid(-0.05, 1.05, 11))
+    s.update(y, p, sample_weight=w)
+    s.counters.pop("weight_sq_pos", None)  # as a sketch written before the counter existed
+    s.counters.pop("weight_sq_neg", None)
+    ci = s.ci("brier_score")
+    _, lo, hi = _raw_ci(y, p, "brier_score", w=w)
+    assert ci.method == "normal"
+    assert (ci.ci_lower, ci.ci_upper) == pytest.approx((lo, hi), rel=1e-9)
+
+
+def test_undefined_and_bad_arguments() -> None:
+    s = streameval.BinarySketch().update([1], [0.3])
+    with pytest.warns(UndefinedMetricWarning):
+        ci = s.ci("log_loss")
+    assert math.isnan(ci.ci_lower) and math.isnan(ci.ci_upper)
+    with pytest.raises(UsageError):
+        s.ci("log_loss", level=95)
+    with pytest.raises(UsageError):
+        s.ci("brier_score", method="bootstrap")
+    logits = streameval.BinarySketch().update([0, 1, 1], [-2.0, 0.5, 3.0])
+    with pytest.raises(ValueError, match="outside"):
+        logits.ci("log_loss")
+    empty = streameval.BinarySketch()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UndefinedMetricWarning)
+        assert math.isnan(empty.ci("brier_score").estimate.value)
+
+
+def test_report_shows_loss_intervals() -> None:
+    rng = np.random.default_rng(3)
+    p = rng.random(2000)
+    y = (rng.random(2000) < p).astype(int)
+    report = streameval.Report.from_sketch(
+        streameval.BinarySketch().update(y, p), ci=streameval.report.CIOptions()
+    )
+    for key in ("log_loss", "brier"):
+        band = report.metrics[key]["ci"]
+        assert band["lower"] < report.metrics[key]["value"] < band["upper"]
+        assert band["method"] == "normal"
+    assert "95% CI" in str(report)
