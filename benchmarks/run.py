@@ -148,6 +148,40 @@ def case_streameval(p: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+LOG_COLUMNS = {"score": "float64", "label": "int64"}  # as pyarrow infers them from the log's text
+
+
+def case_csvlog(p: dict[str, Any]) -> dict[str, Any]:
+    """The five-column CSV log (ts, id, segment, score, label): ``p["mode"]`` is ``read_csv``
+    (pyarrow's multi-threaded whole-file reader, the two columns only: its fastest decode),
+    ``open_csv`` (pyarrow's streaming reader with 1 MiB blocks, as streameval read CSV before) or
+    ``streameval`` (``streameval.evaluate`` end to end)."""
+    import pyarrow as pa
+    import pyarrow.csv as pc
+
+    types = {k: pa.type_for_alias(v) for k, v in LOG_COLUMNS.items()}
+    conv = pc.ConvertOptions(include_columns=list(types), column_types=types)
+    path, mode = p["path"], p["mode"]
+    # warm-up as in the other cases: a first (small) read pays one-off costs
+    next(iter(pc.open_csv(path, convert_options=conv)), None)
+    if mode == "read_csv":
+        times, n = _timed(lambda: pc.read_csv(path, convert_options=conv).num_rows, p["reps"])
+        return {"seconds": times, "rows": n, "threads": pa.cpu_count()}
+    if mode == "open_csv":
+        read = pc.ReadOptions(block_size=1 << 20)
+
+        def stream() -> int:
+            return sum(b.num_rows for b in pc.open_csv(path, read_options=read, convert_options=conv))
+
+        times, n = _timed(stream, p["reps"])
+        return {"seconds": times, "rows": n, "threads": pa.cpu_count()}
+    import streameval
+
+    streameval.BinarySketch().update([0, 1], [0.25, 0.75]).roc_auc()  # loads the kernels
+    times, (sketch, method) = _timed(lambda: streameval_file(path), p["reps"])
+    return {"seconds": times, "rows": int(sketch.n_rows), "method": method, "roc_auc": float(sketch.roc_auc())}
+
+
 def case_duckdb_auc(p: dict[str, Any]) -> dict[str, Any]:
     """DuckDB exact ROC-AUC in SQL: group by score, running sum of negatives below each score."""
     import duckdb
@@ -424,6 +458,16 @@ def ensure_data(data_dir: str, n: int) -> dict[str, str]:
     return files
 
 
+def ensure_csvlog(data_dir: str, n: int) -> str:
+    """The five-column CSV log of ``n`` mid rows (:func:`synth.write_csv_log`), generated if missing."""
+    path = os.path.join(data_dir, f"log5_{size_label(n)}.csv")
+    if not os.path.exists(path):
+        t0 = time.perf_counter()
+        synth.write_csv_log(path, "mid", n)
+        print(f"  generated {path} ({os.path.getsize(path) / 1e6:.0f} MB, {time.perf_counter() - t0:.1f} s)", flush=True)
+    return path
+
+
 def run_case(name: str, params: dict[str, Any], timeout: float) -> dict[str, Any]:
     """Run one case in a fresh interpreter; its result plus the process's peak RSS."""
     cmd = [sys.executable, os.path.abspath(__file__), "--case", json.dumps({"name": name, **params})]
@@ -468,6 +512,12 @@ def plan(args: argparse.Namespace) -> list[tuple[str, str, dict[str, Any]]]:
         ]
     first = ensure_data(args.data, args.sizes[0])["parquet_f32"]
     sub = min(args.sizes[0], 10**6 if q else 10**7)
+    if not args.only or "csvlog" in args.only.split(","):  # 68 bytes a row: the first size only
+        log = ensure_csvlog(args.data, args.sizes[0])
+        lab = size_label(args.sizes[0])
+        todo += [(f"csvlog decode read_csv {lab}", "csvlog", {"path": log, "mode": "read_csv"}),
+                 (f"csvlog decode open_csv {lab}", "csvlog", {"path": log, "mode": "open_csv"}),
+                 (f"csvlog streameval {lab}", "csvlog", {"path": log, "mode": "streameval"})]
     todo += [
         (f"in-memory {size_label(sub)}", "inmemory", {"path": first, "rows": sub}),
         (f"torchmetrics {size_label(min(sub, 10**6 if q else 10**7))}", "torchmetrics",
@@ -560,6 +610,13 @@ def ratios(results: dict[str, Any]) -> list[tuple[str, float | None, str]]:
             b = rps(f"{peer} {lab}")
             out.append((f"streameval / {peer}, {lab} (rows/s)", a / b if a and b else None,
                         ">= 3" if "binning" in peer else "-"))
+    lab = size_label(results["args"]["sizes"][0])
+    se = rps(f"csvlog streameval {lab}")
+    for reader in ("read_csv", "open_csv"):
+        dec = rps(f"csvlog decode {reader} {lab}")
+        if se and dec:
+            out.append((f"streameval / decode-only ({reader}), 5-column CSV log, {lab}", se / dec,
+                        ">= 0.7" if reader == "read_csv" else "-"))
     im = next((r for k, r in rows.items() if k.startswith("in-memory") and "seconds_kernel" in r), None)
     if im:
         n = im["rows_n"]

@@ -83,3 +83,35 @@ def write_csv(path: str, dist: str, n: int) -> None:
         for y, s in chunks(dist, n):
             w.write_table(pa.table({"score": s.astype(np.float32), "label": y}, schema=schema))
     os.replace(tmp, path)
+
+
+SEGMENTS = ("web", "mobile-ios", "mobile-android", "partner-api", "batch")
+
+
+def write_csv_log(path: str, dist: str, n: int) -> None:
+    """Write ``n`` rows as a realistic five-column CSV prediction log, one chunk at a time.
+
+    Columns ``ts`` (ISO 8601 timestamp with milliseconds, one row every 10 ms from 2026-01-01),
+    ``id`` (64-bit request id), ``segment`` (one of :data:`SEGMENTS`), ``score`` (float32 text)
+    and ``label`` (0/1); about 60 bytes a row, so a 1 MiB block holds ~17,000 rows.
+    """
+    import pyarrow as pa
+    import pyarrow.csv as pc
+
+    schema = pa.schema([("ts", pa.timestamp("ms")), ("id", pa.int64()), ("segment", pa.string()),
+                        ("score", pa.float32()), ("label", pa.int8())])
+    start = np.datetime64("2026-01-01T00:00:00.000", "ms").astype(np.int64)
+    tmp = f"{path}.tmp{os.getpid()}"
+    done = 0
+    with pc.CSVWriter(tmp, schema) as w:
+        for i, (y, s) in enumerate(chunks(dist, n)):
+            m = len(y)
+            rng = np.random.default_rng([7, i])
+            rows = np.arange(done, done + m, dtype=np.int64)
+            seg = pa.array(np.asarray(SEGMENTS, dtype=object)[rng.integers(0, len(SEGMENTS), m)], pa.string())
+            w.write_table(pa.table({
+                "ts": pa.array(start + rows * 10, pa.timestamp("ms")),
+                "id": rng.integers(1 << 40, 1 << 62, m, dtype=np.int64),
+                "segment": seg, "score": s.astype(np.float32), "label": y}, schema=schema))
+            done += m
+    os.replace(tmp, path)

@@ -474,8 +474,9 @@ def evaluate(
         ``f(rows_done, total_rows_or_None)`` is called after each batch.
     threads : int, optional
         Threads for reading and binning; default: the number of CPUs. Parquet files are split
-        into runs of row groups that each thread decodes and bins on its own; other sources are
-        decoded on one background thread while the binning uses the others. ``1`` reads and
+        into runs of row groups, uncompressed local CSV, TSV and NDJSON files into ranges of
+        lines, that each thread decodes and bins on its own; other sources are decoded on one
+        background thread while the binning uses the others. ``1`` reads and
         bins on the calling thread only. Results do not depend on it, except for the last bits
         of floating-point sums (log loss, Brier score, score sums, weighted counts). Each thread
         keeps its own dense state while reading (the grid's bins x 64 bytes: 15 MB for the

@@ -389,3 +389,145 @@ def test_parquet_page_checksums_are_verified(tmp_path, kwargs):
         with pytest.raises(SourceError, match="CRC|checksum"):
             for part in src.parts():
                 list(part())
+
+
+# -- text files cut into ranges of lines ------------------------------------------------------
+@pytest.fixture
+def tiny_ranges(monkeypatch):
+    """Ranges of about 50 rows (and no 1 MiB floor), so small files split into many ranges."""
+    from streameval.sources import textparts
+
+    monkeypatch.setattr(textparts, "TEXT_PART_ROWS", 50)
+    monkeypatch.setattr(textparts, "MIN_PART_BYTES", 1)
+
+
+@pytest.mark.parametrize("header", [True, False])
+@pytest.mark.parametrize("ending", [b"\n", b"\r\n"])
+@pytest.mark.parametrize("trailing", [True, False])
+def test_split_file_covers_every_line_once(tmp_path, header, ending, trailing):
+    from streameval.sources.textparts import split_file
+
+    rng = np.random.default_rng(5)
+    lines = [b"x" * int(k) for k in rng.integers(0, 40, 300)]
+    body = ending.join(lines) + (ending if trailing else b"")
+    data = (b"a,b" + ending if header else b"") + body
+    path = tmp_path / "f.csv"
+    path.write_bytes(data)
+    for target in (1, 7, 64, 1000, len(data) + 10):
+        ranges = split_file(str(path), header=header, target=target)
+        assert ranges[0].start == (len(b"a,b" + ending) if header else 0) and ranges[-1].stop == len(data)
+        for a, b in zip(ranges[:-1], ranges[1:], strict=True):
+            assert a.stop == b.start and data[a.stop - 1:a.stop] == b"\n"  # cut just after a line end
+        got = b"".join(bytes(r.read()) for r in ranges)
+        assert got == body
+        # rows before a range: the lines of the body before it (brute force)
+        for r in ranges:
+            assert r.rows_before() == data[r.data_start:r.start].count(b"\n")
+
+
+def test_split_file_of_a_header_only_or_empty_file(tmp_path):
+    from streameval.sources.textparts import split_file
+
+    (tmp_path / "h.csv").write_bytes(b"score,label\n")
+    (tmp_path / "e.csv").write_bytes(b"")
+    for name in ("h.csv", "e.csv"):
+        ranges = split_file(str(tmp_path / name), header=True, target=5)
+        assert len(ranges) == 1 and bytes(ranges[0].read()) == b""
+
+
+def test_part_bytes_follow_the_row_width(tmp_path):
+    from streameval.sources import textparts
+
+    narrow = tmp_path / "n.csv"
+    narrow.write_bytes(b"score,label\n" + b"0.5,1\n" * 10_000)  # 6 bytes a row
+    wide = tmp_path / "w.csv"
+    wide.write_bytes(b"ts,id,segment,score,label\n" + b"2026-01-01 00:00:00.000,123456789012,web,0.5,1\n" * 10_000)
+    n, w = textparts.part_bytes(str(narrow), True, rows=1 << 20), textparts.part_bytes(str(wide), True, rows=1 << 20)
+    assert n == 6 << 20 and w == textparts.MAX_PART_BYTES  # 46 MiB wanted, capped
+    assert textparts.part_bytes(str(narrow), True, rows=10) == textparts.MIN_PART_BYTES
+
+
+def _wide_log(n: int, seed: int) -> pa.Table:
+    rng = np.random.default_rng(seed)
+    return pa.table({
+        "ts": pa.array(np.arange(n, dtype=np.int64) * 1000, pa.timestamp("ms")),
+        "id": rng.integers(0, 1 << 62, n),
+        "segment": pa.array(np.array(["web", "mobile", "partner"])[rng.integers(0, 3, n)]),
+        "score": np.round(rng.random(n), 4),
+        "label": (rng.random(n) < 0.3).astype(np.int64),
+    })
+
+
+@pytest.mark.parametrize("fmt", ["csv", "tsv", "ndjson"])
+def test_text_ranges_give_the_rows_of_the_file_in_order(tmp_path, tiny_ranges, fmt):
+    import pandas as pd
+    import pyarrow.csv as pcsv
+
+    t = _wide_log(2345, seed=3)
+    path = tmp_path / f"log.{fmt}"
+    if fmt == "ndjson":
+        import json
+
+        t.to_pandas().to_json(path, orient="records", lines=True, date_format="iso")
+        with open(path) as f:  # Python's json module parses floats exactly (pandas' may not)
+            reference = pd.DataFrame([json.loads(line) for line in f])
+    else:
+        delim = "," if fmt == "csv" else "\t"
+        pcsv.write_csv(t, path, pcsv.WriteOptions(delimiter=delim))
+        reference = pd.read_csv(path, sep=delim)
+    src = open_source(str(path), score="score", label="label", batch_rows=1000)
+    parts = src.parts()
+    assert parts is not None and len(parts) > 10
+    for chunks in ([c for p in parts for c in p()], list(src.chunks())):
+        got = pa.Table.from_batches([c.batch for c in chunks])
+        assert got.column_names == ["score", "label"]
+        np.testing.assert_array_equal(got.column("score").to_numpy(), reference["score"].to_numpy())
+        np.testing.assert_array_equal(got.column("label").to_numpy(), reference["label"].to_numpy())
+        # each chunk knows the row of the file it starts at
+        for c in chunks:
+            np.testing.assert_array_equal(c.batch.column("score").to_numpy(),
+                                          reference["score"].to_numpy()[c.origin_row:c.origin_row + c.batch.num_rows])
+
+
+def test_wide_rows_do_not_shrink_the_batches(tmp_path):
+    import pyarrow.csv as pcsv
+
+    from streameval.sources import textparts
+
+    t = _wide_log(600_000, seed=4)  # ~60 bytes a row: 1 MiB holds ~17,000 of them
+    pcsv.write_csv(t, tmp_path / "wide.csv")
+    sizes = [c.batch.num_rows for c in open_source(str(tmp_path / "wide.csv"), score="score", label="label").chunks()]
+    assert sum(sizes) == 600_000
+    assert min(sizes[:-1]) >= 0.8 * textparts.TEXT_PART_ROWS, sizes
+
+
+def test_gzipped_csv_batches_are_joined(tmp_path):
+    import pyarrow.csv as pcsv
+
+    t = _wide_log(300_000, seed=6)
+    with pa.CompressedOutputStream(str(tmp_path / "wide.csv.gz"), "gzip") as out:
+        pcsv.write_csv(t, out)
+    src = open_source(str(tmp_path / "wide.csv.gz"), score="score", label="label", batch_rows=100_000)
+    parts = src.parts()
+    assert parts is not None and len(parts) == 1  # a gzip stream cannot be cut
+    sizes = [c.batch.num_rows for c in src.chunks()]
+    assert sizes == [100_000] * 3  # 1 MiB blocks (~17,000 rows) joined up to batch_rows
+    got = pa.Table.from_batches([c.batch for c in src.chunks()])
+    assert got.column("score").equals(t.column("score")) and got.column("label").equals(t.column("label"))
+
+
+def test_a_bad_value_in_a_late_range_names_its_row(tmp_path, monkeypatch):
+    from streameval.sources import textparts
+
+    monkeypatch.setattr(textparts, "TEXT_PART_ROWS", 5000)
+    monkeypatch.setattr(textparts, "MIN_PART_BYTES", 1)
+    path = tmp_path / "bad.csv"
+    lines = ["score,label"] + [f"0.{i % 10},{i % 2}" for i in range(200_000)]  # 1.6 MB: the types
+    lines[1 + 190_718] = "0.5,abc"  # come from the first MiB; row 190718 (0-based) is no integer
+    path.write_text("\n".join(lines) + "\n")
+    src = open_source(str(path), score="score", label="label")
+    parts = src.parts()
+    assert parts is not None and len(parts) > 30
+    with pytest.raises(SourceError, match=r"bad\.csv: cannot read the file near row 190\d\d\d \("):
+        for p in parts:
+            list(p())

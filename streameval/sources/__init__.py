@@ -10,8 +10,10 @@ Which engine reads:
 
 - plain column names over Parquet / CSV (also ``.csv.gz``) / Arrow IPC (Feather) / NDJSON files:
   listed with :mod:`pyarrow.dataset` (hive partitions included), read file by file (so errors name
-  the file); Parquet and CSV with pyarrow's own streaming readers (bounded memory, see
-  :func:`_file_batches`), the other formats with the dataset scanner;
+  the file); Parquet in runs of row groups, uncompressed local CSV/TSV/NDJSON in ranges of lines
+  (:mod:`.textparts`), each part parsed on one thread (bounded memory, see
+  :func:`.files._file_batches`); gzipped or remote text files with pyarrow's streaming readers,
+  Arrow IPC with the dataset scanner;
 - expressions for score/label/weight (``"status = 'fraud'"``), a ``where`` filter, a SQL query or a
   DuckDB table: DuckDB (over a pyarrow dataset of Parquet/IPC files, ``read_csv``/``read_ndjson``
   over text files, or the query), streamed with ``to_arrow_reader``; every SQL fragment is
@@ -23,6 +25,7 @@ Which engine reads:
 DuckDB, Polars and pandas are imported only when a source needs them.
 
 The package's modules: :mod:`.base` (Source, Chunk, errors, column maps), :mod:`.files`,
+:mod:`.textparts` (text files cut into ranges of lines),
 :mod:`.sql` (DuckDB and the SQL checks), :mod:`.frames` (in-memory data).
 """
 

@@ -133,10 +133,12 @@ class Source:
     def parts(self) -> list[Callable[[], Iterator[Chunk]]] | None:
         """Independent streams that together deliver the rows of :meth:`chunks`, or None.
 
-        Each element opens one stream (a run of Parquet row groups, say); concatenated in list
-        order they give the same rows as :meth:`chunks`. They can be read on separate threads,
-        each decoding and binning its own rows, which is how :func:`streameval.evaluate` uses
-        several cores. None for sources that can only be read front to back (CSV, DuckDB, ...).
+        Each element opens one stream (a run of Parquet row groups, or a range of lines of an
+        uncompressed local CSV, TSV or NDJSON file); concatenated in list order they give the
+        same rows as :meth:`chunks`. They can be read on separate threads, each decoding and
+        binning its own rows, which is how :func:`streameval.evaluate` uses several cores. None
+        for sources that can only be read front to back (DuckDB, frames, ...); a gzipped or
+        remote text file is one part.
         """
         return None if self._parts is None else self._parts()
 

@@ -27,6 +27,7 @@ from .base import (
     needs_sql,
 )
 from .remote import expand_remote, is_remote, remote_file_id
+from .textparts import TEXT_PART_ROWS, Buffers, LazyRowChunk, TextRange, read_csv_range, read_json_range, split_file
 
 __all__ = ["open_files", "expand_files", "CSV_BLOCK_BYTES", "PART_ROWS"]
 
@@ -246,10 +247,12 @@ def _dataset_total_rows(dataset: Any, fmt: str) -> int | None:
     return None
 
 
-# Block size of the CSV reader. pyarrow's streaming CSV reader reads raw blocks ahead on its I/O
-# thread into a queue of up to 32 blocks, whether or not the consumer keeps up, so its memory is
-# about 32-40 x block_size (and, for files smaller than that, the whole file). 1 MiB (pyarrow's
-# default) bounds it to ~45 MB and gives batches of ~80,000 rows of a two-column file.
+# Block size of the CSV reader for files that cannot be cut into ranges (gzipped or remote files;
+# local uncompressed text files are read in ranges, see .textparts). pyarrow's streaming CSV
+# reader reads raw blocks ahead on its I/O thread into a queue of up to 32 blocks, whether or not
+# the consumer keeps up, so its memory is about 32-40 x block_size (and, for files smaller than
+# that, the whole file). 1 MiB (pyarrow's default) bounds it to ~45 MB; its small batches are
+# joined into batches of TEXT_PART_ROWS rows before they are binned.
 CSV_BLOCK_BYTES = 1 << 20
 
 
@@ -271,7 +274,8 @@ def _open_csv_file(path: Any, columns: Sequence[str], types: Mapping[str, Any], 
 
 def _file_batches(
     fragment: Any, fmt: str, dataset: Any, columns: list[str], batch_rows: int, types: Mapping[str, Any],
-    row_groups: list[int] | None = None, metadata: Any = None,
+    row_groups: list[int] | None = None, metadata: Any = None, text_range: TextRange | None = None,
+    names: Sequence[str] = (),
 ) -> Iterator[Any]:
     """Record batches of ``columns`` (physical columns of the file) from one file.
 
@@ -284,9 +288,21 @@ def _file_batches(
 
     ``row_groups`` (Parquet only) reads just those row groups, decoding on the calling thread
     alone: it is one of several streams read in parallel (:func:`_parquet_parts`); ``metadata``,
-    the file's footer already read, saves parsing it again for each stream.
+    the file's footer already read, saves parsing it again for each stream. ``text_range`` (CSV,
+    TSV and NDJSON only) reads just those lines, parsed as one block on the calling thread;
+    ``names`` are the file's column names (its CSV header).
     """
     import pyarrow.dataset as ds
+
+    if text_range is not None:
+        typed = {c: types.get(c, dataset.schema.field(c).type) for c in columns}
+        if fmt in DELIMITERS:
+            batch = read_csv_range(text_range, names, columns, typed, DELIMITERS[fmt])
+        else:
+            batch = read_json_range(text_range, columns, typed)
+        if batch is not None:
+            yield from _sliced(batch, batch_rows)
+        return
 
     path = _fragment_path(fragment)
     source = _remote_input(fragment, path, random_access=fmt == "parquet")
@@ -305,15 +321,49 @@ def _file_batches(
         # Types as checked across the files (column_types); explicit types also decode faster
         # than per-block inference.
         typed = {c: types.get(c, dataset.schema.field(c).type) for c in columns}
-        for batch in _open_csv_file(source, columns, typed, DELIMITERS[fmt]):
-            for start in range(0, batch.num_rows, batch_rows):
-                yield batch.slice(start, batch_rows) if batch.num_rows > batch_rows else batch
+        yield from _joined(_open_csv_file(source, columns, typed, DELIMITERS[fmt]), min(batch_rows, TEXT_PART_ROWS))
         return
     scanner = ds.Scanner.from_fragment(
         fragment, schema=dataset.schema, columns=columns, batch_size=batch_rows, batch_readahead=1,
         use_threads=True,
     )
-    yield from scanner.to_batches()
+    batches = scanner.to_batches()
+    yield from _joined(batches, min(batch_rows, TEXT_PART_ROWS)) if fmt == "json" else batches
+
+
+def _sliced(batch: Any, batch_rows: int) -> Iterator[Any]:
+    """``batch`` in slices of at most ``batch_rows`` rows (zero-copy)."""
+    if batch.num_rows <= batch_rows:
+        yield batch
+        return
+    for start in range(0, batch.num_rows, batch_rows):
+        yield batch.slice(start, batch_rows)
+
+
+def _joined(batches: Iterable[Any], rows: int) -> Iterator[Any]:
+    """``batches`` regrouped into batches of exactly ``rows`` rows (the last may be shorter).
+
+    Streaming text readers hand out one batch per raw block (about 15,000 rows of a 70-byte-wide
+    CSV line per MiB); binning them one by one pays per-update costs on every one of them.
+    """
+    import pyarrow as pa
+
+    held: list[Any] = []
+    count = 0
+    for batch in batches:
+        held.append(batch)
+        count += batch.num_rows
+        if count < rows:
+            continue
+        joined = held[0] if len(held) == 1 else pa.concat_batches(held)
+        start = 0
+        while count - start >= rows:
+            yield joined.slice(start, rows)
+            start += rows
+        held = [joined.slice(start)] if start < count else []
+        count -= start
+    if count:
+        yield held[0] if len(held) == 1 else pa.concat_batches(held)
 
 
 def _partition_values(fragment: Any, dataset: Any) -> dict[str, Any]:
@@ -328,8 +378,10 @@ def _partition_values(fragment: Any, dataset: Any) -> dict[str, Any]:
 def _fragment_chunks(
     dataset: Any, fragment: Any, fmt: str, cols: dict[str, str], batch_rows: int, types: Mapping[str, Any],
     row_groups: list[int] | None = None, first_row: int = 0, metadata: Any = None,
+    text_range: TextRange | None = None,
 ) -> Iterator[Chunk]:
-    """Chunks of one file (or of ``row_groups`` of one Parquet file, starting at row ``first_row``)."""
+    """Chunks of one file (or of ``row_groups`` of one Parquet file, starting at row ``first_row``,
+    or of the lines ``text_range`` of a text file, whose first row is counted when an error needs it)."""
     import pyarrow as pa
 
     path = _fragment_path(fragment)
@@ -345,8 +397,10 @@ def _fragment_chunks(
     read = [c for c in _needed_columns(cols) if c in physical]
     constants = {c: partition[c] for c in _needed_columns(cols) if c not in physical}
     row = first_row
+    lazy = text_range is not None and text_range.start > text_range.data_start
     try:
-        for batch in _file_batches(fragment, fmt, dataset, read, batch_rows, types, row_groups, metadata):
+        for batch in _file_batches(fragment, fmt, dataset, read, batch_rows, types, row_groups, metadata,
+                                   text_range, physical):
             n = batch.num_rows
             if not n:
                 continue
@@ -358,17 +412,57 @@ def _fragment_chunks(
                     a = batch.column(col)
                     want = types.get(col, a.type)
                     arrays.append(a if a.type == want else a.cast(want))
-            yield Chunk(pa.RecordBatch.from_arrays(arrays, names=list(cols)), path, row)
+            out = pa.RecordBatch.from_arrays(arrays, names=list(cols))
+            yield LazyRowChunk(out, path, text_range.rows_before, row) if lazy else Chunk(out, path, row)  # type: ignore[union-attr]
             row += n
     except (pa.ArrowInvalid, pa.ArrowTypeError, OSError) as exc:
-        raise SourceError(f"{path}: cannot read the file near row {row} ({exc})") from None
+        near = row + (text_range.rows_before() if lazy else 0)  # type: ignore[union-attr]
+        raise SourceError(f"{path}: cannot read the file near row {near} ({exc})") from None
 
 
 def _scan_files(
     dataset: Any, fmt: str, cols: dict[str, str], batch_rows: int, types: Mapping[str, Any]
 ) -> Iterator[Chunk]:
+    if fmt in TEXT_FORMATS:  # the same ranges as the threaded read, one after the other
+        for part in _text_parts(dataset, fmt, cols, batch_rows, types):
+            yield from part()
+        return
     for fragment in dataset.get_fragments():
         yield from _fragment_chunks(dataset, fragment, fmt, cols, batch_rows, types)
+
+
+TEXT_FORMATS = ("csv", "tsv", "json")
+
+
+def _text_parts(
+    dataset: Any, fmt: str, cols: dict[str, str], batch_rows: int, types: Mapping[str, Any]
+) -> list[Callable[[], Iterator[Chunk]]]:
+    """Text files as ranges of whole lines (:mod:`.textparts`), in file order.
+
+    Gzipped and remote files cannot be cut and stay one part each, read by pyarrow's streaming
+    reader; so does a local file that cannot be opened (its error is raised, with its name, when
+    the part is read).
+    """
+    from pyarrow import fs as pafs
+
+    parts: list[Callable[[], Iterator[Chunk]]] = []
+    buffers = Buffers()
+
+    def part(fragment: Any, text_range: TextRange | None) -> Callable[[], Iterator[Chunk]]:
+        return lambda: _fragment_chunks(dataset, fragment, fmt, cols, batch_rows, types, text_range=text_range)
+
+    for fragment in dataset.get_fragments():
+        path = _fragment_path(fragment)
+        filesystem = getattr(fragment, "filesystem", None)
+        local = filesystem is None or isinstance(filesystem, pafs.LocalFileSystem)
+        ranges: list[TextRange] = []
+        if local and not path.lower().endswith(".gz"):
+            try:
+                ranges = split_file(path, header=fmt in DELIMITERS, buffers=buffers)
+            except OSError:
+                ranges = []
+        parts += [part(fragment, r) for r in ranges] if ranges else [part(fragment, None)]
+    return parts
 
 
 PART_ROWS = 1 << 20
@@ -458,7 +552,11 @@ def open_files(
     if sql is None and where is None and not needs_sql(cols, available):
         types = column_types(dataset, _needed_columns(cols))
         total = _dataset_total_rows(dataset, fmt)
-        split = (lambda: _parquet_parts(dataset, cols, batch_rows, types)) if fmt == "parquet" else None
+        split: Callable[[], list[Callable[[], Iterator[Chunk]]]] | None = None
+        if fmt == "parquet":
+            split = lambda: _parquet_parts(dataset, cols, batch_rows, types)  # noqa: E731
+        elif fmt in TEXT_FORMATS:
+            split = lambda: _text_parts(dataset, fmt, cols, batch_rows, types)  # noqa: E731
         return Source(fmt, desc, total, shown or files, "pyarrow.dataset",
                       lambda: _scan_files(dataset, fmt, cols, batch_rows, types), split, ids)
     # DuckDB evaluates expressions, the filter or the query. The columns they use must agree
