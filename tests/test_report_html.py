@@ -161,3 +161,169 @@ def test_multiclass_page(browser, tmp_path):
     # The heatmap draws one cell per (true, predicted) pair.
     assert page.eval_on_selector("#chart-confusion svg", "s => s.querySelectorAll('g.mark-rect.role-mark path').length") == 16
     page.close()
+
+
+# -- monitoring views: a sliced and windowed result -------------------------------------------------
+
+SLICES, DAYS = 1000, 3
+
+
+@pytest.fixture(scope="module")
+def sliced(tmp_path_factory):
+    from streameval.monitor.alerts import AlertTable
+
+    rng = np.random.default_rng(11)
+    n = 150_000
+    y = rng.integers(0, 2, n)
+    sl = rng.integers(0, SLICES, n)
+    # Separation falls with the slice number, so the worst slices are the high numbers.
+    s = np.clip(rng.normal(0.35 + (0.35 - 0.3 * sl / SLICES) * y, 0.2), 0, 1)
+    day = rng.integers(0, DAYS, n)
+    ts = np.datetime64("2026-01-01T00:00:00", "us") + (day * 86_400_000_000 + rng.integers(0, 86_400_000_000, n)
+                                                        ).astype("timedelta64[us]")
+    names = np.array([f"s{i:04d}" for i in range(SLICES)])
+    data = {"score": s, "label": y, "segment": names[sl], "ts": ts}
+    table = streameval.evaluate(data, score="score", label="label", by=["segment"], time="ts", window="1d", ci=True,
+                                thresholds=[0.5])
+    alerted = "s0007"  # a good slice, so that the alert (not the AUC) puts it first in the list
+    alerts = AlertTable(
+        rows=[{"segment": alerted, "n_current": 50.0, "reference": 0.8, "current": 0.7, "delta": -0.1, "ci_lower": -0.15,
+               "ci_upper": -0.05, "p_value": 1e-4, "p_adjusted": 1e-3, "contribution": -1e-3, "alert": True},
+              {"segment": "s0008", "n_current": 50.0, "reference": 0.8, "current": 0.8, "delta": 0.0, "ci_lower": -0.05,
+               "ci_upper": 0.05, "p_value": 0.9, "p_adjusted": 0.9, "contribution": 0.0, "alert": False}],
+        overall={}, provenance={"metric": "roc_auc", "by": ["segment"], "current": "[2026-01-03 00:00+00:00, 2026-01-04 00:00+00:00)",
+                                "reference": "[2026-01-01 00:00+00:00, 2026-01-03 00:00+00:00)", "alpha": 0.05, "min_effect": 0.0})
+    path = tmp_path_factory.mktemp("slices") / "slices.html"
+    table.to_html(path, alerts=alerts)
+    return table, path, data, alerted
+
+
+def test_sliced_page_with_1000_slices_renders(browser, sliced):
+    table, path, _, alerted = sliced
+    assert len(table.rows) == SLICES * DAYS
+    page, errors, requests = open_page(browser, path, 1)
+    assert errors == [] and requests == []
+    assert page.eval_on_selector_all(".chart", "els => els.map(e => e.id)") == ["chart-monitor"]
+    size = page.eval_on_selector("#chart-monitor svg", "s => s.getBoundingClientRect().width * s.getBoundingClientRect().height")
+    assert size > 500_000
+    # Six panels (AUC, AP, precision, recall, FPR at 0.5, PSI), each with its title.
+    titles = page.eval_on_selector_all("#chart-monitor svg g.role-title text", "ts => ts.map(t => t.textContent)")
+    assert titles == ["ROC AUC", "average precision", "precision@0.5", "recall@0.5", "fpr@0.5",
+                      "score drift (PSI vs first window)"]
+    # Every slice can be picked; the alerted one comes first, then the lowest AUC in the newest window.
+    options = page.eval_on_selector_all("#slice-picker select option", "os => os.map(o => o.value)")
+    assert len(options) == SLICES and options[0] == alerted
+    newest = max(r["window"] for r in table.rows)
+    by_auc = sorted((r for r in table.rows if r["window"] == newest and r["segment"] != alerted),
+                    key=lambda r: (r["roc_auc"], r["segment"]))
+    assert options[1:4] == [r["segment"] for r in by_auc[:3]]
+    page.close()
+
+
+def test_sliced_page_numbers_equal_the_json(browser, sliced):
+    import csv
+    import io
+
+    from sklearn.metrics import roc_auc_score
+
+    table, path, data, _ = sliced
+    doc = json.loads(table.to_json())
+    page, _, _ = open_page(browser, path, 1)
+    text = page.evaluate("() => { const s = SPECS.monitor; return s.data.values || s.datasets[s.data.name]; }")
+    plotted = list(csv.DictReader(io.StringIO(text)))
+    assert len(plotted) == SLICES * DAYS + DAYS  # every group, plus all slices together per window
+    by_key = {(r["window"], r["segment"]): r for r in doc["rows"]}
+    for p in plotted:
+        if p["slice"] == "(all)":
+            continue
+        j = by_key[(p["window"], p["slice"])]
+        for field, col in (("roc_auc", "roc_auc"), ("roc_auc_ci_lower", "roc_auc_ci_lower"), ("n_rows", "n_rows"),
+                           ("recall_at_0_5", "recall@0.5"), ("average_precision_upper", "average_precision_upper")):
+            if j[col] is None:
+                assert p[field] == ""
+            else:
+                assert float(p[field]) == pytest.approx(j[col], rel=1e-6, abs=1e-12)
+        assert p["psi"] == "0" if p["window"].startswith("2026-01-01") else float(p["psi"]) >= 0
+    # The all-slices line against scikit-learn on each day's rows: inside the binning bounds.
+    day = (data["ts"] - np.datetime64("2026-01-01T00:00:00", "us")) // np.timedelta64(1, "D")
+    for p in (p for p in plotted if p["slice"] == "(all)"):
+        d = int(p["window"][8:10]) - 1
+        exact = roc_auc_score(data["label"][day == d], data["score"][day == d])
+        assert float(p["roc_auc_lower"]) - 1e-6 <= exact <= float(p["roc_auc_upper"]) + 1e-6
+    # The worst-slices table: the newest window's lowest AUCs, as in the JSON.
+    shown = page.eval_on_selector_all("table.worst tr", "rs => rs.slice(1).map(r => [...r.cells].map(c => c.textContent))")
+    newest = max(r["window"] for r in doc["rows"])
+    expect = sorted((r for r in doc["rows"] if r["window"] == newest and r["roc_auc"] is not None),
+                    key=lambda r: (r["roc_auc"], r["segment"]))[:20]
+    assert [row[0] for row in shown] == [r["segment"] for r in expect]
+    for row, r in zip(shown, expect, strict=True):
+        assert float(row[3].split()[0]) == round(r["roc_auc"], 4)
+        assert row[4] == f"{r['roc_auc_ci_lower']:.4f} to {r['roc_auc_ci_upper']:.4f}"
+    page.close()
+
+
+def test_sliced_page_picker_and_alert_markers(browser, sliced):
+    _, path, _, alerted = sliced
+    page, errors, _ = open_page(browser, path, 1)
+    page.wait_for_function("() => VIEWS.monitor !== undefined")
+    orange = "s => [...s.querySelectorAll('g.mark-symbol path')].filter(p => p.getAttribute('fill') === '#D55E00').length"
+    assert page.evaluate("() => VIEWS.monitor.signal('slice')") == alerted
+    assert page.eval_on_selector("#chart-monitor svg", orange) == 1  # the alerted slice's current window
+    page.select_option("#slice-picker select", "s0500")
+    page.wait_for_function("() => VIEWS.monitor.signal('slice') === 's0500'")
+    page.wait_for_timeout(200)
+    assert page.eval_on_selector("#chart-monitor svg", orange) == 0
+    alert_rows = page.eval_on_selector_all("table.alerts tr", "rs => rs.slice(1).map(r => r.cells[0].textContent)")
+    assert alert_rows == [alerted]
+    assert errors == []
+    page.close()
+
+
+def test_sliced_page_without_windows(browser, tmp_path):
+    rng = np.random.default_rng(12)
+    n = 60_000
+    y = rng.integers(0, 2, n)
+    data = {"score": np.clip(rng.normal(0.35 + 0.3 * y, 0.2), 0, 1), "label": y,
+            "segment": np.array([f"s{i:04d}" for i in range(SLICES)])[rng.integers(0, SLICES, n)]}
+    table = streameval.evaluate(data, score="score", label="label", by=["segment"])
+    path = tmp_path / "by.html"
+    table.to_html(path)
+    page, errors, _ = open_page(browser, path, 1)
+    assert errors == []
+    notes = page.eval_on_selector_all("p.missing", "ps => ps.map(p => p.textContent)")
+    assert any("no time windows" in n for n in notes)
+    # The 30 lowest AUCs as dots, and the spread of all 1,000.
+    dots = page.eval_on_selector("#chart-slices svg", "s => s.querySelectorAll('g.mark-symbol path').length")
+    assert dots == 30
+    page.close()
+
+
+def test_cli_monitor_report_html_with_alerts(browser, tmp_path):
+    from typer.testing import CliRunner
+
+    from streameval.cli.main import app
+
+    data = tmp_path / "log.parquet"
+    synthetic.write_parquet(data, 100_000, seed=8)  # ts: 3 s apart from 2024-01-01, about 3.5 days
+    store = tmp_path / "m.duckdb"
+    run = CliRunner()
+    r = run.invoke(app, ["monitor", "ingest", str(data), "--store", str(store), "-s", "score", "-l", "label",
+                         "--by", "segment", "--time", "ts", "--window", "1d", "-q"])
+    assert r.exit_code == 0, r.output
+    r = run.invoke(app, ["monitor", "check", "--store", str(store), "--reference", "2024-01-01:2024-01-03",
+                         "--current", "2024-01-03:2024-01-05", "-f", "json"])
+    assert r.exit_code in (0, 3), r.output
+    checked = tmp_path / "check.json"
+    checked.write_text(r.stdout)
+    out = tmp_path / "monitor.html"
+    r = run.invoke(app, ["monitor", "report", "--store", str(store), "--ci", "-f", "json", "-o", str(tmp_path / "t.json"),
+                         "--html", str(out), "--alerts", str(checked)])
+    assert r.exit_code == 0, r.output
+    page, errors, requests = open_page(browser, out, 1)
+    assert errors == [] and requests == []
+    assert "Alerts" in page.eval_on_selector_all("h2", "hs => hs.map(h => h.textContent)")
+    n_segments = len({row["segment"] for row in json.loads((tmp_path / "t.json").read_text())["rows"]})
+    assert len(page.eval_on_selector_all("#slice-picker select option", "os => os")) == n_segments
+    page.close()
+    bad = run.invoke(app, ["monitor", "report", "--store", str(store), "--html", str(out), "--alerts", str(data)])
+    assert bad.exit_code != 0 and "--alerts" in bad.output

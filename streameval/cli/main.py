@@ -209,12 +209,16 @@ def _console(err: bool = False) -> Any:
     return Console(file=stream, width=None if stream.isatty() else 120, soft_wrap=False)
 
 
-def _write_html(report: Any, path: Optional[Path]) -> None:
+def _write_html(report: Any, path: Optional[Path], alerts: Any = None) -> None:
+    """Write the HTML page of a report or a sliced result (with ``alerts``, a ``monitor check`` result)."""
     if path is None:
         return
-    if not hasattr(report, "to_html"):
-        raise UsageError("--html is available for binary and multiclass reports (not yet for sliced results)")
-    report.to_html(path)
+    from ..report.html import write_html
+
+    if alerts is None:
+        write_html(report, path)
+    else:
+        write_html(report, path, alerts=alerts)
 
 
 def _emit(report: Any, fmt: Format, output: Optional[Path], quiet: bool = False) -> None:

@@ -102,6 +102,8 @@ def report_cmd(
     ci: bool = typer.Option(False, "--ci", help="Add DeLong 95% CIs of the AUC."),
     fmt: Optional[str] = typer.Option("table", "--format", "-f", help="table, json, csv or markdown."),
     output: Optional[Path] = typer.Option(None, "--output", "-o", metavar="FILE", help="Write to this file."),
+    html_path: Optional[Path] = typer.Option(None, "--html", metavar="FILE", help="Also write a self-contained HTML page: metrics over windows per slice, PSI, worst slices."),
+    alerts: Optional[Path] = typer.Option(None, "--alerts", metavar="FILE", help="With --html: mark the alerts of this `monitor check --format json` output."),
 ) -> None:
     """Merge the store on read and print one row per (window, slice)."""
     cli = _shared()
@@ -122,6 +124,15 @@ def report_cmd(
             table = SliceTable.from_sketchset(ss, thresholds=cli.parse_thresholds(threshold), ci=CIOptions() if ci else None,
                                               provenance={"source": str(store)})
         cli._emit(table, fmt_, output)
+        alert_doc = None
+        if alerts is not None:
+            import json
+
+            try:
+                alert_doc = json.loads(alerts.read_text(encoding="utf-8"))
+            except (OSError, ValueError) as exc:
+                raise cli.UsageError(f"--alerts {alerts}: not the JSON of `monitor check --format json` ({exc})") from None
+        cli._write_html(table, html_path, alert_doc)
 
     cli._run(body)
 

@@ -168,6 +168,8 @@ class SliceTable:
         prov.setdefault("keys", list(sketches.key_names))
         prov["grid"] = sketches.grid.spec()
         prov["positive_if"] = positive_if
+        if ci is not None:
+            prov["ci"] = {"level": ci.level, "auc_method": ci.auc_method, "rate_method": ci.rate_method}
         prov["groups"] = len(rows)
         return cls(sketches, rows, columns, prov, notes)
 
@@ -221,6 +223,33 @@ class SliceTable:
             lines.append("| " + " | ".join(_cell(r, c).replace("|", "\\|") for c in cols) + " |")
         lines += [""] + [f"- {n}" for n in self._footer(sort_by, limit)]
         return "\n".join(lines) + "\n"
+
+    def to_html(self, path: Any = None, title: str | None = None, alerts: Any = None) -> str:
+        """The table as one self-contained HTML page: each metric over windows per slice (any slice
+        picked from a list) with CI bands and alert markers, score drift (PSI) over windows, and
+        the worst slices (see :func:`streameval.report.html.slices_report_html`, docs/html-report.md).
+
+        Parameters
+        ----------
+        path : str or path-like, optional
+            Also write the page there (atomically).
+        title : str, optional
+        alerts : AlertTable or dict, optional
+            A :func:`streameval.monitor.check` result (or its ``to_dict()``) to mark.
+
+        Returns
+        -------
+        str
+            The HTML document.
+
+        Raises
+        ------
+        ImportError
+            Altair or vl-convert-python is missing (``pip install "streameval[html]"``).
+        """
+        from .html import report_html
+
+        return report_html(self, path, title, alerts=alerts)
 
     # -- terminal ------------------------------------------------------------------------------
     def view(self, sort_by: str = "roc_auc", limit: int = _SHOW) -> list[dict[str, Any]]:

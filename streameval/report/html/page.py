@@ -10,7 +10,7 @@ import json
 import os
 from typing import Any
 
-__all__ = ["binary_report_html", "multiclass_report_html", "report_html", "write_html"]
+__all__ = ["binary_report_html", "multiclass_report_html", "report_html", "slices_report_html", "write_html"]
 
 _CSS = """
 body { font-family: system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; margin: 1.5rem auto; max-width: 1400px;
@@ -136,47 +136,124 @@ def multiclass_report_html(report: Any, title: str | None = None) -> str:
     return "\n".join(parts)
 
 
-def _charts_html(charts: list[tuple[str, Any]], missing: list[str]) -> list[str]:
-    """The plots section: a note per missing plot, a div per chart, and the script that draws them."""
+def slices_report_html(table: Any, title: str | None = None, alerts: Any = None, worst: int = 20) -> str:
+    """The self-contained HTML page of a sliced and/or windowed result.
+
+    Parameters
+    ----------
+    table : SliceTable
+        One row per (window, slice...), from :func:`streameval.evaluate` with ``by=``/``time=``/
+        ``window=`` or from ``streameval monitor report``.
+    title : str, optional
+        Page title.
+    alerts : AlertTable or dict, optional
+        The result of :func:`streameval.monitor.check` (or its ``to_dict()``, the JSON of
+        ``streameval monitor check --format json``): alerted slices get markers on the checked
+        metric's panel and an alert table.
+    worst : int, default 20
+        Rows of the worst-slices table.
+
+    Returns
+    -------
+    str
+        One HTML document: metrics over windows per slice (every slice selectable), score drift
+        (PSI) over windows, the worst slices of the newest window, the alerts, provenance, notes.
+    """
+    from .monitor import monitor_charts
+    from .monitor_tables import alert_table, summary_rows, worst_table
+
+    alert_dict = alerts.to_dict() if hasattr(alerts, "to_dict") else alerts
+    prov = table.provenance
+    source = str(prov.get("source", "in-memory data"))
+    made = _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
+    charts, missing, series = monitor_charts(table, alert_dict)
+    head = title or f"streameval monitoring report: {source}"
+    parts = [
+        "<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
+        f"<title>{html.escape(head)}</title>", f"<style>{_CSS}</style>",
+        f"<script>{_bundle()}</script>", "</head><body>",
+        f"<h1>{html.escape(head)}</h1>",
+        f'<p class="meta">{html.escape(source)}: {table.sketches.n_rows:,} rows in {len(table.rows):,} groups; '
+        f"report made {html.escape(made)} by streameval {html.escape(str(prov.get('streameval_version', '')))}</p>",
+        "<h2>Summary</h2>", _table(summary_rows(table), None, "summary"),
+        *worst_table(table, alert_dict, worst),
+        *alert_table(alert_dict),
+    ]
+    intro = []
+    if charts and charts[0][0] == "monitor":
+        intro = ['<p class="legend">Blue: all slices together (band: its confidence interval of the AUC, when '
+                 "computed); grey band: the middle half of the slices (25th to 75th percentile in each window); "
+                 "black: the slice picked in the list, alerted slices first, then the lowest AUC in the newest "
+                 "window (band: its confidence interval; vertical ticks: binning bounds); orange triangles: alerts "
+                 "of <code>monitor check</code> in its current period. PSI compares each window's scores with the "
+                 "same slice's first window (dashed: 0.1 and 0.25, the usual rules of thumb for a moderate and a "
+                 'large shift).</p>', '<div id="slice-picker"></div>']
+    parts += _charts_html(charts, missing, intro)
+    parts.append("<h2>Provenance</h2>")
+    parts.append(_table([[k, json.dumps(v, default=str) if isinstance(v, (list, dict)) else str(v)]
+                         for k, v in prov.items() if k != "files"], None, "provenance"))
+    if table.notes:
+        parts.append("<h2>Notes</h2>")
+        parts += [f'<p class="note">{html.escape(n)}</p>' for n in table.notes]
+    parts.append("</body></html>")
+    return "\n".join(parts)
+
+
+def _charts_html(charts: list[tuple[str, Any]], missing: list[str], intro: list[str] | None = None) -> list[str]:
+    """The plots section: a note per missing plot, ``intro`` (HTML), a div per chart, and the
+    script that draws them."""
     parts = ["<h2>Plots</h2>"]
     parts += [f'<p class="note missing">{html.escape(text)}</p>' for text in missing]
+    parts += intro or []
     parts.append('<div class="charts">')
     parts += [f'<div class="chart" id="chart-{cid}"></div>' for cid, _chart in charts]
     parts.append("</div>")
     specs = {cid: chart.to_dict() for cid, chart in charts}
     parts.append(f"<script>const SPECS = {_script_json(specs)};")
     parts.append(
-        "for (const [id, spec] of Object.entries(SPECS)) {"
-        " vegaEmbed('#chart-' + id, spec, {renderer: 'svg', actions: false}).catch(console.error); }</script>"
+        "const VIEWS = {}; for (const [id, spec] of Object.entries(SPECS)) {"
+        " vegaEmbed('#chart-' + id, spec, {renderer: 'svg', actions: false})"
+        ".then(r => { VIEWS[id] = r.view; }).catch(console.error); }</script>"
     )
     return parts
 
 
-def report_html(report: Any, path: str | os.PathLike[str] | None = None, title: str | None = None) -> str:
-    """The page of a binary or multiclass report; with ``path``, also written there atomically."""
+def report_html(report: Any, path: str | os.PathLike[str] | None = None, title: str | None = None,
+                **options: Any) -> str:
+    """The page of a binary or multiclass report or of a sliced result (:class:`SliceTable`); with
+    ``path``, also written there atomically. ``options`` go to the page function (``alerts=`` for
+    a sliced result, see :func:`slices_report_html`)."""
     if path is not None:
-        write_html(report, path, title)
+        write_html(report, path, title, **options)
         with open(path, encoding="utf-8") as f:
             return f.read()
-    render = multiclass_report_html if hasattr(report, "per_class") else binary_report_html
-    return render(report, title)
+    return str(_render(report)(report, title, **options))
 
 
-def write_html(report: Any, path: str | os.PathLike[str], title: str | None = None) -> None:
-    """Write the report's page (:func:`binary_report_html` or :func:`multiclass_report_html`) to
-    ``path`` atomically.
+def _render(report: Any) -> Any:
+    if hasattr(report, "sketches") and hasattr(report, "columns"):
+        return slices_report_html
+    return multiclass_report_html if hasattr(report, "per_class") else binary_report_html
+
+
+def _check_installed() -> None:
+    try:
+        import altair  # noqa: F401
+        import vl_convert  # noqa: F401
+    except ImportError as exc:
+        raise ImportError('the HTML report needs Altair and vl-convert: pip install "streameval[html]"') from exc
+
+
+def write_html(report: Any, path: str | os.PathLike[str], title: str | None = None, **options: Any) -> None:
+    """Write the page of a report (:func:`binary_report_html`, :func:`multiclass_report_html`) or
+    of a sliced result (:func:`slices_report_html`, which takes ``alerts=``) to ``path`` atomically.
 
     Raises
     ------
     ImportError
         Altair or vl-convert-python is missing (``pip install "streameval[html]"``).
     """
-    try:
-        import altair  # noqa: F401
-        import vl_convert  # noqa: F401
-    except ImportError as exc:
-        raise ImportError('the HTML report needs Altair and vl-convert: pip install "streameval[html]"') from exc
+    _check_installed()
     from ...atomic import write_text_atomic
 
-    render = multiclass_report_html if hasattr(report, "per_class") else binary_report_html
-    write_text_atomic(path, render(report, title))
+    write_text_atomic(path, _render(report)(report, title, **options))
