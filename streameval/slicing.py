@@ -17,7 +17,7 @@ from .grid import Grid, parse_grid
 from .progress import progress_callback
 from .sketch.sketchset import DEFAULT_MAX_GROUPS, SketchSet
 from .sources import DEFAULT_BATCH_ROWS, LABEL, SCORE, WEIGHT, open_source
-from .windows import parse_window, window_starts
+from .windows import parse_window, window_keys
 
 __all__ = ["sketch_slices", "WINDOW_KEY"]
 
@@ -113,7 +113,7 @@ def sketch_slices(
             keys = [batch.column(a) for a in _key_aliases(by)]
             if win is not None:
                 try:
-                    keys.insert(0, window_starts(batch.column(_TIME), win, tz, column=time or ""))
+                    keys.insert(0, window_keys(batch.column(_TIME), win, tz, column=time or ""))
                 except UsageError as exc:
                     raise UsageError(f"{chunk.origin}: {exc}") from None
             y = batch.column(LABEL)

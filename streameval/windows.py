@@ -3,7 +3,9 @@
 A window is named by its start. Windows are tumbling and aligned to the calendar in the chosen
 time zone (UTC by default): days start at midnight, weeks on Monday, months on the 1st. A row
 whose time is null falls in a null window, which is kept as a group of its own, never dropped.
-The flooring itself is Arrow's ``floor_temporal``, which works in local time for a time zone.
+The flooring itself is Arrow's ``floor_temporal``, which works in local time for a time zone;
+in UTC, windows are floored with integer arithmetic instead (Arrow's zone-aware flooring costs
+~0.2-0.3 s per million rows, the arithmetic ~5-20 ms), which a test keeps equal to Arrow's.
 """
 
 from __future__ import annotations
@@ -14,12 +16,17 @@ from typing import Any
 
 from .errors import UsageError
 
-__all__ = ["Window", "parse_window", "window_starts"]
+__all__ = ["Window", "parse_window", "window_starts", "window_keys"]
 
 _UNITS = {
     "s": "second", "min": "minute", "h": "hour", "d": "day", "w": "week", "mo": "month",
     "q": "quarter", "y": "year",
 }
+_MICROS = {"second": 10**6, "minute": 60 * 10**6, "hour": 3600 * 10**6, "day": 86400 * 10**6,
+           "week": 7 * 86400 * 10**6}
+_MONDAY = -3 * 86400 * 10**6  # 1969-12-29, a Monday: Arrow's week origin with week_starts_monday
+_MONTHS = {"month": 1, "quarter": 3, "year": 12}
+_UTC = ("UTC", "Etc/UTC", "utc", "Z", "+00:00")
 _SPEC = re.compile(r"^\s*(\d*)\s*(s|min|h|d|w|mo|q|y)\s*$")
 
 
@@ -97,11 +104,13 @@ def window_starts(times: Any, window: Window, tz: str | None = None, *, column: 
     zone = tz or "UTC"
     t = arr.type
     if pa.types.is_timestamp(t):
-        if t.tz is None:
-            arr = pc.assume_timezone(arr.cast(pa.timestamp("us")), timezone=zone)
+        if t.tz is None:  # naive: local time in the zone (in UTC that is a relabelling, no arithmetic)
+            arr = arr.cast(pa.timestamp("us"))
+            arr = arr.cast(pa.timestamp("us", tz="UTC")) if zone in _UTC else pc.assume_timezone(arr, timezone=zone)
         arr = arr.cast(pa.timestamp("us", tz=zone))
     elif pa.types.is_date(t):
-        arr = pc.assume_timezone(arr.cast(pa.timestamp("us")), timezone=zone)
+        arr = arr.cast(pa.timestamp("us"))
+        arr = arr.cast(pa.timestamp("us", tz="UTC")) if zone in _UTC else pc.assume_timezone(arr, timezone=zone)
     elif pa.types.is_integer(t) or pa.types.is_floating(t):
         micros = pc.multiply(arr.cast(pa.float64()), 1e6)
         arr = pc.round(micros).cast(pa.int64()).cast(pa.timestamp("us", tz="UTC")).cast(pa.timestamp("us", tz=zone))
@@ -109,8 +118,101 @@ def window_starts(times: Any, window: Window, tz: str | None = None, *, column: 
         raise UsageError(
             f"time column {column!r} has type {t}; it must hold timestamps, dates or seconds since the epoch"
         )
+    if zone in _UTC and (window.unit in _MICROS or window.unit in _MONTHS):
+        return _floor_utc(arr, window)
     try:
         floored = pc.floor_temporal(arr, multiple=window.multiple, unit=window.unit, week_starts_monday=True)
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as exc:
         raise UsageError(f"cannot align time column {column!r} to {window} windows in {zone}: {exc}") from None
     return floored
+
+
+def _floor_utc(arr: Any, window: Window) -> Any:
+    """``floor_temporal`` in UTC by integer arithmetic: on microseconds for fixed lengths, on
+    month numbers (NumPy ``datetime64[M]``) for months and quarters, on year numbers for years
+    (Arrow counts multiples of years from year 0, of months and quarters from 1970)."""
+    import numpy as np
+    import pyarrow as pa
+
+    micros = arr.cast(pa.int64())
+    valid = None if micros.null_count == 0 else np.asarray(micros.is_valid())
+    v = np.asarray(micros.fill_null(0).to_numpy(zero_copy_only=False), dtype=np.int64)
+    if window.unit in _MICROS:
+        length = window.multiple * _MICROS[window.unit]
+        origin = _MONDAY if window.unit == "week" else 0
+        floored = (v - origin) // length * length + origin
+    else:
+        months = _months_since_1970(v // _MICROS["day"])
+        if window.unit == "year":
+            years = 1970 + months // 12
+            months = (years // window.multiple * window.multiple - 1970) * 12
+        else:
+            length = window.multiple * _MONTHS[window.unit]
+            months = months // length * length
+        floored = _first_day_of_month(months) * _MICROS["day"]
+    return pa.array(floored, pa.timestamp("us", tz="UTC"), mask=None if valid is None else ~valid)
+
+
+def _months_since_1970(days: Any) -> Any:
+    """Months since 1970-01 of days since 1970-01-01 (proleptic Gregorian; integer arithmetic after
+    H. Hinnant's ``civil_from_days``)."""
+    z = days + 719468
+    era = z // 146097
+    doe = z - era * 146097
+    yoe = (doe - doe // 1460 + doe // 36524 - doe // 146096) // 365
+    doy = doe - (365 * yoe + yoe // 4 - yoe // 100)
+    mp = (5 * doy + 2) // 153  # months since March
+    year = yoe + era * 400 + (mp >= 10)
+    month0 = (mp + 2) % 12  # 0 = January
+    return (year - 1970) * 12 + month0
+
+
+def _first_day_of_month(months: Any) -> Any:
+    """Days since 1970-01-01 of the first day of each month (months since 1970-01);
+    Hinnant's ``days_from_civil``."""
+    year = 1970 + months // 12
+    month0 = months % 12
+    year = year - (month0 < 2)
+    era = year // 400
+    yoe = year - era * 400
+    mp = (month0 + 10) % 12
+    doy = (153 * mp + 2) // 5
+    doe = yoe * 365 + yoe // 4 - yoe // 100 + doy
+    return era * 146097 + doe - 719468
+
+
+def window_keys(times: Any, window: Window, tz: str | None = None, *, column: str = "time") -> Any:
+    """Window starts as a group key column: :func:`window_starts`, dictionary-encoded.
+
+    Fixed-length windows in UTC are numbered by integer arithmetic (no hashing); other windows
+    are floored by Arrow and then dictionary-encoded. Nulls stay null.
+
+    Returns
+    -------
+    pyarrow.DictionaryArray
+        Indices into a dictionary of ``timestamp[us, tz]`` window starts (unused entries may occur).
+
+    Raises
+    ------
+    UsageError
+        As :func:`window_starts`.
+    """
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    starts = window_starts(times, window, tz, column=column)
+    zone = tz or "UTC"
+    if not (zone in _UTC and window.unit in _MICROS) or starts.null_count == len(starts):
+        return starts.dictionary_encode(null_encoding="encode")
+    length = window.multiple * _MICROS[window.unit]
+    micros = starts.cast(pa.int64())
+    lo, hi = (int(x) for x in (pc.min(micros).as_py(), pc.max(micros).as_py()))
+    count = (hi - lo) // length + 1
+    if count > max(len(starts), 1 << 16):  # sparse windows over a long span: hash them instead
+        return starts.dictionary_encode(null_encoding="encode")
+    valid = None if micros.null_count == 0 else np.asarray(micros.is_valid())
+    v = np.asarray(micros.fill_null(lo).to_numpy(zero_copy_only=False), dtype=np.int64)
+    indices = pa.array(((v - lo) // length).astype(np.int32), mask=None if valid is None else ~valid)
+    dictionary = pa.array(lo + length * np.arange(count, dtype=np.int64), pa.timestamp("us", tz="UTC"))
+    return pa.DictionaryArray.from_arrays(indices, dictionary)

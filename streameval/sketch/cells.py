@@ -2,15 +2,16 @@
 
 A cell table is a sorted int64 code array (whatever the caller packs into it: for a
 :class:`~streameval.sketch.sketchset.SketchSet`, ``(group * n_bins + bin) * 3 + class``) and a ``(k, 4)``
-float64 array. This module builds one from rows (sort and ``reduceat``), combines tables, and
-encodes the cells of one histogram as bytes (the store's ``unlabelled`` column).
+float64 array. This module combines tables (sort and ``reduceat``) and encodes the cells of one
+histogram as bytes (the store's ``unlabelled`` column). Rows become cells in the compiled
+:mod:`streameval.kernels.grouped`.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["cells_of_rows", "reduce_cells", "encode_cells", "decode_cells"]
+__all__ = ["reduce_cells", "encode_cells", "decode_cells"]
 
 _CELLS_MAGIC = b"SEVCELL1"
 
@@ -48,20 +49,6 @@ def decode_cells(data: bytes, n_bins: int) -> tuple[np.ndarray, np.ndarray]:
     if not ok:
         raise SketchFormatError("cell block is inconsistent (bins out of order or range, bad weights or min > max)")
     return bins, cells
-
-
-def cells_of_rows(code: np.ndarray, s: np.ndarray, w: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Cells ``[weight, min, max, score_sum]`` of rows with cell codes ``code``, sorted by code."""
-    order = np.argsort(code, kind="stable")
-    code, s, w = code[order], s[order], w[order]
-    starts = np.flatnonzero(np.r_[True, code[1:] != code[:-1]])
-    cell = np.empty((starts.shape[0], 4))
-    cell[:, 0] = np.add.reduceat(w, starts)
-    cell[:, 1] = np.minimum.reduceat(s, starts)
-    cell[:, 2] = np.maximum.reduceat(s, starts)
-    with np.errstate(over="ignore", invalid="ignore"):
-        cell[:, 3] = np.add.reduceat(w * s, starts)
-    return code[starts], cell
 
 
 def reduce_cells(code: np.ndarray, cell: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

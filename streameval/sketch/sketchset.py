@@ -7,8 +7,10 @@ by key and binned into per-group histograms. Keys are tuples of plain Python val
 
 State is one sorted table of *cells*, ``(group, bin, class) -> [weight, min, max, score_sum]``,
 with class 0/1 for labelled negatives/positives and 2 for rows whose label has not arrived yet.
-Rows are grouped by sorting (vectorized, no per-group Python work), and memory is proportional to
-occupied cells, not to groups x grid bins: 30,000 groups cost what their rows occupy. A group's
+A chunk's rows get group ids from vectorized Arrow/NumPy code (Python work only per distinct key
+of the chunk) and are binned by the compiled :func:`~streameval.kernels.grouped.grouped_update`
+into a hash table of cells, sorted once when the set is read. Memory is proportional to occupied
+cells, not to groups x grid bins: 30,000 groups cost what their rows occupy. A group's
 :class:`~streameval.BinarySketch` is materialized on demand from its cells, so every binary
 metric, curve and interval applies per group unchanged.
 
@@ -28,8 +30,9 @@ from ..errors import IncompatibleGridError, InputError, InputTypeError, UsageErr
 from ..grid import DEFAULT_GRID, Grid
 from ..inputs import LabelEncoder, as_1d_array, clean_scores, clean_weights
 from ..kernels import binary as kernels
-from .binary import BinarySketch, _merge_labels, _plain
-from .cells import cells_of_rows as _cells
+from ..kernels import grouped
+from .binary import BinarySketch, _plain
+from .binary_merge import merge_labels as _merge_labels
 from .cells import decode_cells, encode_cells
 from .cells import reduce_cells as _reduce
 
@@ -95,10 +98,16 @@ class SketchSet:
         self._index: dict[Key, int] = {}
         self._code = np.empty(0, dtype=np.int64)  # sorted, unique: (group * n_bins + bin) * 3 + class
         self._cell = np.empty((0, 4), dtype=np.float64)
-        self._pending: list[tuple[np.ndarray, np.ndarray]] = []
+        self._pending: list[tuple[np.ndarray, np.ndarray]] = []  # cells added by add_group
         self._pending_cells = 0
-        self._ints = np.zeros((len(_INT), 0), dtype=np.int64)
-        self._floats = np.zeros((len(_FLOAT), 0), dtype=np.float64)
+        self._table = grouped.new_table()  # cells added by update, not yet sorted (see kernels.grouped)
+        self._used = 0
+        self._values: list[list[Any]] = [[] for _ in self.key_names]  # per key column: value id -> value
+        self._value_index: list[dict[Any, int]] = [{} for _ in self.key_names]
+        self._combos: dict[tuple[int, ...], int] = {}  # value ids -> group
+        self._packed = (np.empty(0, dtype=np.int64), np.empty(0, dtype=np.int64))  # the same, packed and sorted
+        # per group, one 64-byte line: the _INT counters then the _FLOAT sums (counts exact below 2**53)
+        self._ctr = np.zeros((0, len(_INT) + len(_FLOAT)), dtype=np.float64)
         self.weighted = False
 
     # -- groups -------------------------------------------------------------------------------
@@ -115,7 +124,7 @@ class SketchSet:
     @property
     def n_rows(self) -> int:
         """Rows passed to :meth:`update`, in all groups."""
-        return int(self._ints[0].sum())
+        return int(self._ctr[:, 0].sum())
 
     def _group(self, key: Key) -> int:
         gid = self._index.get(key)
@@ -129,16 +138,19 @@ class SketchSet:
             gid = len(self._keys)
             self._keys.append(key)
             self._index[key] = gid
-            if gid >= self._ints.shape[1]:
-                cap = max(16, 2 * self._ints.shape[1])
-                self._ints = np.pad(self._ints, ((0, 0), (0, cap - self._ints.shape[1])))
-                self._floats = np.pad(self._floats, ((0, 0), (0, cap - self._floats.shape[1])))
+            if gid >= self._ctr.shape[0]:
+                cap = max(16, 2 * self._ctr.shape[0])
+                self._ctr = np.pad(self._ctr, ((0, cap - self._ctr.shape[0]), (0, 0)))
         return gid
 
     def _group_ids(self, keys: Mapping[str, Any] | Sequence[Any], n: int) -> npt.NDArray[np.int64]:
-        """Group index of every row, creating groups for new keys."""
-        import pyarrow as pa
+        """Group index of every row, creating groups for new keys.
 
+        Each key column is dictionary-encoded by Arrow; the chunk's dictionary values are mapped
+        to per-column value ids once per distinct value, the rows' value ids are combined into one
+        code per row (mixed radix), and only the distinct codes of the chunk are looked up in
+        Python. Cost: O(rows) vectorized plus O(distinct keys of the chunk).
+        """
         if isinstance(keys, Mapping):
             missing = [k for k in self.key_names if k not in keys]
             if missing:
@@ -150,31 +162,86 @@ class SketchSet:
                 raise InputError(f"got {len(columns)} key columns for key names {list(self.key_names)}")
         if not columns:
             return np.full(n, self._group(()), dtype=np.int64)
-        codes = np.zeros(n, dtype=np.int64)
-        radix = 1
-        values: list[list[Any]] = []
-        for name, col in zip(self.key_names, columns, strict=True):
-            arr = _as_arrow(col, name)
-            if len(arr) != n:
-                raise InputError(f"key column {name!r} has {len(arr)} rows but the scores have {n}")
-            enc = arr.dictionary_encode(null_encoding="encode") if not pa.types.is_dictionary(arr.type) else arr
-            idx = np.asarray(enc.indices.fill_null(len(enc.dictionary)).to_numpy(zero_copy_only=False), dtype=np.int64)
-            vals = [_plain(v) for v in enc.dictionary.to_pylist()] + [None]
-            values.append(vals)
-            if radix > (1 << 62) // max(len(vals), 1):
-                codes, radix, values = _compress_codes(codes, radix, values)
-            codes += idx * radix
-            radix *= len(vals)
-        uniq, inverse = np.unique(codes, return_inverse=True)
-        gmap = np.empty(uniq.shape[0], dtype=np.int64)
-        for j, c in enumerate(uniq.tolist()):
-            key: list[Any] = []
-            for vals in values:
-                v = vals[c % len(vals)]
-                key.extend(v) if isinstance(vals, _Tuples) else key.append(v)
-                c //= len(vals)
-            gmap[j] = self._group(tuple(key))
-        return gmap[inverse.reshape(-1)]
+        ids = [self._value_ids(i, name, col, n) for i, (name, col) in enumerate(zip(self.key_names, columns, strict=True))]
+        codes = ids[0].astype(np.int64, copy=True)
+        radix = len(self._values[0])
+        for i in range(1, len(ids)):
+            size = len(self._values[i])
+            if radix > (1 << 62) // max(size, 1):  # renumber the combinations so far densely
+                uniq, inverse = np.unique(codes, return_inverse=True)
+                codes, radix = inverse.reshape(-1).astype(np.int64), int(uniq.shape[0])
+            codes += ids[i].astype(np.int64) * radix
+            radix *= size
+        if radix <= max(4 * n, 1 << 16):  # dense: a lookup table over all codes
+            rep = np.full(radix, -1, dtype=np.int64)
+            rep[codes] = np.arange(n, dtype=np.int64)
+            uniq = np.flatnonzero(rep >= 0)
+            rows = rep[uniq]
+        else:
+            uniq, first = np.unique(codes, return_index=True)
+            rows = first
+        gmap = self._combo_groups([col[rows] for col in ids])
+        if radix <= max(4 * n, 1 << 16):
+            lut = np.empty(radix, dtype=np.int64)
+            lut[uniq] = gmap
+            return lut[codes]
+        return gmap[np.searchsorted(uniq, codes)]
+
+    def _value_ids(self, i: int, name: str, col: Any, n: int) -> npt.NDArray[np.int64]:
+        """Per-column ids (stable across chunks) of one key column's values; null is a value."""
+        import pyarrow as pa
+
+        arr = _as_arrow(col, name)
+        if len(arr) != n:
+            raise InputError(f"key column {name!r} has {len(arr)} rows but the scores have {n}")
+        enc = arr if pa.types.is_dictionary(arr.type) else arr.dictionary_encode(null_encoding="encode")
+        seen, values = self._value_index[i], self._values[i]
+        local = np.empty(len(enc.dictionary) + 1, dtype=np.int64)
+        for j, v in enumerate([_plain(v) for v in enc.dictionary.to_pylist()] + [None]):
+            vid = seen.get(v)
+            if vid is None:
+                vid = seen[v] = len(values)
+                values.append(v)
+            local[j] = vid
+        idx = enc.indices
+        if idx.null_count:
+            idx = idx.fill_null(len(enc.dictionary))
+        out: npt.NDArray[np.int64] = local[np.asarray(idx.to_numpy(zero_copy_only=False))]
+        return out
+
+    def _combo_groups(self, ids: list[npt.NDArray[np.int64]]) -> npt.NDArray[np.int64]:
+        """Groups of distinct value-id combinations (one array per key column).
+
+        Known combinations are found by a binary search in a sorted table of packed codes (each
+        column's id in ``63 // columns`` bits); only new ones (or ids too large to pack) go
+        through Python, once each.
+        """
+        bits = 63 // len(ids)
+        if max(int(col.max(initial=0)) for col in ids) >= (1 << bits):
+            combos = zip(*(col.tolist() for col in ids), strict=True)
+            return np.fromiter((self._combo_group(c) for c in combos), dtype=np.int64, count=ids[0].shape[0])
+        packed = np.zeros(ids[0].shape[0], dtype=np.int64)
+        for i, col in enumerate(ids):
+            packed |= col << (bits * i)
+        known, known_gid = self._packed
+        pos = np.minimum(np.searchsorted(known, packed), max(known.shape[0] - 1, 0))
+        found = (known[pos] == packed) if known.shape[0] else np.zeros(packed.shape[0], dtype=bool)
+        out = np.empty(packed.shape[0], dtype=np.int64)
+        out[found] = known_gid[pos[found]]
+        new = np.flatnonzero(~found)
+        if new.shape[0]:
+            combos = zip(*(col[new].tolist() for col in ids), strict=True)
+            out[new] = np.fromiter((self._combo_group(c) for c in combos), dtype=np.int64, count=new.shape[0])
+            codes, gids = np.concatenate([known, packed[new]]), np.concatenate([known_gid, out[new]])
+            order = np.argsort(codes, kind="stable")
+            self._packed = (codes[order], gids[order])
+        return out
+
+    def _combo_group(self, combo: tuple[int, ...]) -> int:
+        gid = self._combos.get(combo)
+        if gid is None:
+            gid = self._combos[combo] = self._group(tuple(self._values[i][v] for i, v in enumerate(combo)))
+        return gid
 
     # -- update -------------------------------------------------------------------------------
     def update(
@@ -238,52 +305,30 @@ class SketchSet:
             where = np.flatnonzero(~null)
             cls[where] = encoder.encode(y[where], offset)
         weighted = sample_weight is not None
-        w = clean_weights(as_1d_array(sample_weight, "sample_weight"), n, offset) if weighted else np.ones(n)
+        w = clean_weights(as_1d_array(sample_weight, "sample_weight"), n, offset) if weighted else np.empty(0)
         gid = self._group_ids(keys, n)
+        if (len(self._keys) + 1) * 3 * self.grid.n_bins >= grouped.MAX_CODE:
+            raise InputError(f"{len(self._keys):,} groups x {self.grid.n_bins:,} bins is too many cells to index; "
+                             "use a coarser grid or fewer groups")
         self._labels = encoder
         self.weighted = self.weighted or weighted
-        self._count(gid, scores, cls, w, weighted)
-        keep = ~np.isnan(scores) & (w > 0)
-        if keep.any():
-            g, s_k, c_k, w_k = gid[keep], scores[keep], cls[keep], w[keep]
-            bins = np.empty(s_k.shape[0], dtype=np.int64)
-            kernels.bin_indices(*self.grid.kernel_params(), s_k, bins)
-            code = (g * self.grid.n_bins + bins) * 3 + c_k
-            self._pending.append(_cells(code, s_k, w_k))
-            self._pending_cells += self._pending[-1][0].shape[0]
-            if self._pending_cells > max(_CONSOLIDATE_CELLS, self._code.shape[0]):
-                self._consolidate()
+        self._table = grouped.reserve(self._table, self._used, n)
+        self._table, self._used = grouped.grouped_update(
+            self._table, self._used, *self.grid.kernel_params(), self.grid.n_bins, gid,
+            np.ascontiguousarray(scores, dtype=np.float64), cls, np.ascontiguousarray(w, dtype=np.float64),
+            weighted, self._ctr)
         return self
 
-    def _count(self, gid: np.ndarray, s: np.ndarray, cls: np.ndarray, w: np.ndarray, weighted: bool) -> None:
-        size = self._ints.shape[1]
-
-        def add(values: Any) -> np.ndarray:
-            return np.bincount(gid, weights=values, minlength=size)[:size]
-
-        nan = np.isnan(s)
-        labelled = (cls != UNLABELLED) & ~nan & (w > 0)
-        inside = labelled & (s >= 0) & (s <= 1)
-        self._ints[0] += np.bincount(gid, minlength=size)[:size]
-        self._ints[1] += add(nan).astype(np.int64)
-        self._ints[2] += add((w == 0) if weighted else np.zeros(gid.shape[0])).astype(np.int64)
-        self._ints[3] += add(labelled & ~inside).astype(np.int64)
-        self._ints[4] += add(cls == UNLABELLED).astype(np.int64)
-        wi = np.where(inside, w, 0.0)
-        p = np.where(cls == 1, s, 1.0 - s)
-        p = np.clip(np.where(inside, p, 1.0), kernels.LOG_LOSS_EPS, 1.0 - kernels.LOG_LOSS_EPS)
-        d = np.where(inside, 1.0 - np.where(cls == 1, s, 1.0 - s), 0.0)
-        self._floats[0] += add(wi)
-        self._floats[1] += add(wi * d * d)
-        self._floats[2] += add(-wi * np.log(p))
-
     def _consolidate(self) -> None:
-        if not self._pending:
-            return
-        code = np.concatenate([self._code, *(c for c, _ in self._pending)])
-        cell = np.concatenate([self._cell, *(v for _, v in self._pending)])
-        self._code, self._cell = _reduce(code, cell)
-        self._pending, self._pending_cells = [], 0
+        """Fold the cell table and the pending cells into the sorted cells."""
+        if self._used:
+            code, cell = grouped.drain(self._table, self._used, 3 * self.grid.n_bins, max(len(self._keys), 1))
+            self._table, self._used = grouped.new_table(), 0
+            self._code, self._cell = grouped.merge_sorted(self._code, self._cell, code, cell)
+        if self._pending:
+            code, cell = _reduce(np.concatenate([c for c, _ in self._pending]), np.concatenate([v for _, v in self._pending]))
+            self._pending, self._pending_cells = [], 0
+            self._code, self._cell = grouped.merge_sorted(self._code, self._cell, code, cell)
 
     # -- reading ------------------------------------------------------------------------------
     def _group_cells(self, gid: int) -> tuple[np.ndarray, np.ndarray]:
@@ -320,7 +365,8 @@ class SketchSet:
         out._labels = LabelEncoder(self._labels.pos_label, self._labels.neg_label)
         out._keys, out._values = keys, values
         cols = slice(None) if gid is None else slice(gid, gid + 1)
-        ints, floats = self._ints[:, cols].sum(axis=1), self._floats[:, cols].sum(axis=1)
+        totals = self._ctr[cols].sum(axis=0)
+        ints, floats = totals[: len(_INT)], totals[len(_INT):]
         unlabelled = int(ints[4])
         out.counters.update({"n_rows": int(ints[0]) - unlabelled, "n_nan": int(ints[1]),
                              "n_zero_weight": int(ints[2]), "n_outside": int(ints[3]),
@@ -390,14 +436,14 @@ class SketchSet:
         out = BinarySketch(self.grid)
         occupied = (values[:, :, 0] > 0).any(axis=1)
         out._keys, out._values = bins[occupied], values[occupied]
-        out.counters.update({"n_rows": int(self._ints[4, gid]), "weighted": True})
+        out.counters.update({"n_rows": int(self._ctr[gid, 4]), "weighted": True})
         return out
 
     def counts(self, key: Key | Any) -> dict[str, int | float]:
         """A group's row counters: rows, NaN scores, zero weights, unlabelled rows, ..."""
         gid = self._gid(key)
-        out: dict[str, int | float] = {name: int(self._ints[i, gid]) for i, name in enumerate(_INT)}
-        out.update({name: float(self._floats[i, gid]) for i, name in enumerate(_FLOAT)})
+        out: dict[str, int | float] = {name: int(self._ctr[gid, i]) for i, name in enumerate(_INT)}
+        out.update({name: float(self._ctr[gid, len(_INT) + i]) for i, name in enumerate(_FLOAT)})
         return out
 
     def items(self) -> Iterator[tuple[Key, BinarySketch]]:
@@ -449,9 +495,9 @@ class SketchSet:
             self._pending.append(((gid * span + bins) * 3 + UNLABELLED, cells))
             self._pending_cells += bins.shape[0]
         for i, name in enumerate(_INT):
-            self._ints[i, gid] += int(counts.get(name, 0))
+            self._ctr[gid, i] += int(counts.get(name, 0))
         for i, name in enumerate(_FLOAT):
-            self._floats[i, gid] += float(counts.get(name, 0.0))
+            self._ctr[gid, len(_INT) + i] += float(counts.get(name, 0.0))
         self.weighted = self.weighted or bool(labelled.counters.get("weighted", False))
         if self._pending_cells > max(_CONSOLIDATE_CELLS, self._code.shape[0]):
             self._consolidate()
@@ -515,35 +561,14 @@ def _remap(sets: Sequence[SketchSet], names: tuple[str, ...], key_of: Callable[[
         _merge_labels(out._labels, s._labels)
         s._consolidate()
         gmap = np.array([out._group(key_of(k)) for k in s._keys], dtype=np.int64)
-        size = out._ints.shape[1]
         if gmap.size:
-            out._ints += np.stack([np.bincount(gmap, weights=r[: len(gmap)], minlength=size)[:size] for r in s._ints]).astype(np.int64)
-            out._floats += np.stack([np.bincount(gmap, weights=r[: len(gmap)], minlength=size)[:size] for r in s._floats])
+            np.add.at(out._ctr, gmap, s._ctr[: len(gmap)])
         g = s._code // span
         codes.append(gmap[g] * span + s._code % span if g.size else s._code)
         cells.append(s._cell)
         out.weighted = out.weighted or s.weighted
     out._code, out._cell = _reduce(np.concatenate(codes), np.concatenate(cells))
     return out
-
-
-def _compress_codes(codes: np.ndarray, radix: int, values: list[list[Any]]) -> tuple[np.ndarray, int, list[list[Any]]]:
-    """Renumber combined codes densely when the mixed radix would overflow int64."""
-    uniq, inverse = np.unique(codes, return_inverse=True)
-    combos = _Tuples()
-    for c in uniq.tolist():
-        parts: list[Any] = []
-        for vals in values:
-            v = vals[c % len(vals)]
-            parts.extend(v) if isinstance(vals, _Tuples) else parts.append(v)
-            c //= len(vals)
-        combos.append(tuple(parts))
-    # one synthetic key column whose values are the tuples so far
-    return inverse.reshape(-1).astype(np.int64), len(combos), [combos]
-
-
-class _Tuples(list):  # type: ignore[type-arg]
-    """Values of a combined key column: each is a tuple of several key parts (see _compress_codes)."""
 
 
 def _as_arrow(col: Any, name: str) -> Any:
