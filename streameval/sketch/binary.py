@@ -13,12 +13,10 @@ thousands of sketches cheap.
 
 from __future__ import annotations
 
-import itertools
 import math
 import os
-import warnings
 from concurrent.futures import ThreadPoolExecutor
-from typing import TYPE_CHECKING, Any, Iterable
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import numpy.typing as npt
@@ -29,15 +27,23 @@ from ..inputs import LabelEncoder, as_1d_array, clean_scores, clean_weights
 from ..kernels import binary as kernels
 from ..metrics.table import BinTable
 from . import io, provenance
+from .binary_merge import FLOAT_COUNTERS as _FLOAT_COUNTERS
+from .binary_merge import INT_COUNTERS as _INT_COUNTERS
+from .binary_merge import MIXED_REPLICATES as _MIXED_REPLICATES
+from .binary_merge import add_weight_sq as _add_weight_sq
+from .binary_merge import merge
+from .binary_merge import merge_labels as _merge_labels
+from .binary_merge import merged_weight_sq as _merged_weight_sq
+from .binary_merge import set_weight_sq as _set_weight_sq
+from .binary_merge import weight_sq_parts as _weight_sq_parts
 from .binary_metrics import BinaryMetrics
+from .bootstrap import Replicates
 
 if TYPE_CHECKING:
     from .multiclass import MulticlassSketch
 
 __all__ = ["BinarySketch", "merge", "load"]
 
-_INT_COUNTERS = ("n_rows", "n_nan", "n_zero_weight", "n_outside")
-_FLOAT_COUNTERS = ("prob_weight", "brier_sum", "log_loss_sum")
 NAN_POLICIES = ("raise", "skip")
 
 
@@ -64,6 +70,14 @@ class BinarySketch(BinaryMetrics):
         Threads used to bin one large chunk (at least ``MIN_ROWS_PER_THREAD`` rows per thread).
         Default: the number of CPUs. Each extra thread keeps its own dense state while rows are
         added (the grid's size x 64 bytes), merged into one when the sketch is read.
+    bootstrap : int, optional
+        Keep this many Poisson-bootstrap replicates (2 to 10,000; e.g. 200) for
+        ``ci(..., method="bootstrap")`` on any metric (Chamandy et al. 2012). Each row's weight in
+        each replicate is a hash of ``(seed, row_id, replicate)``: pass ``row_id=`` to
+        :meth:`update` so that shards and reruns give the same replicates and merges stay exact
+        (see :mod:`streameval.sketch.bootstrap`). Costs 16 x ``bootstrap`` bytes per occupied bin.
+    seed : int, default 0
+        Seed of the bootstrap weights.
 
     Examples
     --------
@@ -75,7 +89,15 @@ class BinarySketch(BinaryMetrics):
     True
     """
 
-    def __init__(self, grid: Grid | None = None, *, pos_label: Any = None, threads: int | None = None) -> None:
+    def __init__(
+        self,
+        grid: Grid | None = None,
+        *,
+        pos_label: Any = None,
+        threads: int | None = None,
+        bootstrap: int | None = None,
+        seed: int = 0,
+    ) -> None:
         pos_label = _plain(pos_label)
         grid = DEFAULT_GRID if grid is None else grid
         if not isinstance(grid, Grid):
@@ -103,6 +125,7 @@ class BinarySketch(BinaryMetrics):
         self._created_by: str | None = None  # kept from a loaded file until the sketch changes
         self.inputs: list[dict[str, Any]] = []  # provenance: see streameval.sketch.provenance
         self.inputs_dropped = 0
+        self.replicates: Replicates | None = None if bootstrap is None else Replicates(bootstrap, seed)
 
     # -- state -------------------------------------------------------------------------------
     def _densify(self) -> np.ndarray:
@@ -167,6 +190,7 @@ class BinarySketch(BinaryMetrics):
         *,
         pos_label: Any = None,
         nan_policy: str = "raise",
+        row_id: Any = None,
     ) -> "BinarySketch":
         """Add a chunk of rows.
 
@@ -185,6 +209,9 @@ class BinarySketch(BinaryMetrics):
         nan_policy : {"raise", "skip"}, default "raise"
             What to do with NaN (or null) scores: raise, or skip the rows and count them in
             ``counters["n_nan"]``.
+        row_id : array-like of shape (n,), optional
+            Row identifiers (integers or strings, no nulls) that key the bootstrap replicates'
+            weights; only with ``bootstrap=``. Without it rows are keyed by stream position.
 
         Returns
         -------
@@ -222,15 +249,29 @@ class BinarySketch(BinaryMetrics):
         if weighted:
             weights = clean_weights(as_1d_array(sample_weight, "sample_weight"), s.shape[0], offset)
             n_zero = int(np.count_nonzero(weights == 0))
+            with np.errstate(over="ignore"):
+                w2 = np.bincount(labels, weights=np.where(np.isnan(scores), 0.0, weights) ** 2, minlength=2)
         else:
             weights = np.empty(0, dtype=np.float64)
             n_zero = 0
+        keys = None
+        if self.replicates is not None:
+            keys = self.replicates.row_keys(row_id, int(s.shape[0]), offset)
+        elif row_id is not None:
+            raise InputError("row_id keys the bootstrap replicates: build the sketch with bootstrap=R to use it")
         self._labels = encoder
+        if weighted and not self.counters["weighted"]:  # rows so far had weight 1: sum w**2 = count
+            t = self.table()
+            self.counters.update(weight_sq_neg=float(t.N), weight_sq_pos=float(t.P))
         self._add(scores, labels, weights, weighted)
+        if self.replicates is not None and keys is not None:
+            self.replicates.add(self.grid, scores, labels, weights, weighted, keys, row_id is not None)
         c = self.counters
         c["n_rows"] += int(s.shape[0])
         c["n_zero_weight"] += n_zero
         c["weighted"] = bool(c["weighted"] or weighted)
+        if weighted and "weight_sq_pos" in c:
+            _add_weight_sq(c, float(w2[0]), float(w2[1]))
         return self
 
     def _add(self, scores: np.ndarray, labels: np.ndarray, weights: np.ndarray, weighted: bool) -> None:
@@ -298,9 +339,15 @@ class BinarySketch(BinaryMetrics):
         elif other._keys.size:
             kernels.merge_into(dense, other._keys, other._values)
         other._dense, other._aux = None, []
+        if self.replicates is not None and other.replicates is not None:
+            self.replicates = Replicates.merged([self.replicates, other.replicates])
+        elif (self.replicates is None) != (other.replicates is None):
+            raise InputError(_MIXED_REPLICATES)
+        sq = _merged_weight_sq([_weight_sq_parts(self), _weight_sq_parts(other)])
         for name in (*_INT_COUNTERS, *_FLOAT_COUNTERS):
             self.counters[name] += other.counters[name]
         self.counters["weighted"] = bool(self.counters["weighted"] or other.counters["weighted"])
+        _set_weight_sq(self.counters, sq)
 
     # -- merge -------------------------------------------------------------------------------
     def merge(self, other: "BinarySketch", *, strict: bool = False) -> "BinarySketch":
@@ -345,7 +392,8 @@ class BinarySketch(BinaryMetrics):
             return False
         k1, v1 = self._compact()
         k2, v2 = other._compact()
-        return bool(np.array_equal(k1, k2) and np.array_equal(v1, v2) and self.counters == other.counters)
+        return bool(np.array_equal(k1, k2) and np.array_equal(v1, v2) and self.counters == other.counters
+                    and self.replicates == other.replicates)
 
     __hash__ = None  # type: ignore[assignment]
 
@@ -368,7 +416,7 @@ class BinarySketch(BinaryMetrics):
             meta["inputs"] = self.inputs
         if self.inputs_dropped:
             meta["inputs_dropped"] = self.inputs_dropped
-        return io.SketchParts("binary", self.grid, keys, values, dict(self.counters), meta)
+        return io.SketchParts("binary", self.grid, keys, values, dict(self.counters), meta, self.replicates)
 
     def to_bytes(self, compress: bool = True) -> bytes:
         """Serialize in the versioned sketch format (see ``docs/sketch-format.md``)."""
@@ -398,6 +446,7 @@ class BinarySketch(BinaryMetrics):
         sketch = cls(parts.grid)
         sketch._labels = LabelEncoder(parts.meta.get("pos_label"), parts.meta.get("neg_label"))
         sketch._keys, sketch._values = parts.keys, parts.values
+        sketch.replicates = parts.replicates
         created_by = parts.meta.get("created_by")
         sketch._created_by = created_by if isinstance(created_by, str) else None
         sketch.inputs = provenance.check_inputs(parts.meta.get("inputs", []), source)
@@ -413,6 +462,9 @@ class BinarySketch(BinaryMetrics):
         if not isinstance(weighted, bool):
             raise SketchFormatError(f"{source + ': ' if source else ''}counter 'weighted' has bad value {weighted!r}")
         sketch.counters["weighted"] = weighted
+        for name in io.WEIGHT_SQ_COUNTERS:
+            if name in parts.counters:
+                sketch.counters[name] = float(parts.counters[name])
         if sketch.counters["n_nan"] + sketch.counters["n_zero_weight"] > 2 * sketch.counters["n_rows"]:
             raise SketchFormatError(f"{source + ': ' if source else ''}counters are inconsistent (more skipped rows than rows)")
         return sketch
@@ -474,107 +526,6 @@ def _counter(counters: dict[str, Any], name: str, kind: type, source: str | None
     if not math.isfinite(value) or (name != "log_loss_sum" and value < 0):
         raise SketchFormatError(f"{source + ': ' if source else ''}counter {name!r} has bad value {value!r}")
     return kind(value)
-
-
-def merge(sketches: Iterable[BinarySketch], *, strict: bool = False) -> BinarySketch:
-    """Merge any number of sketches on one grid into a new sketch; the inputs are unchanged.
-
-    Merging is associative and commutative, and an empty sketch is its identity (counts and
-    min/max exactly; floating-point sums up to rounding). Sketches on different grids merge when
-    one grid is an exact power-of-two coarsening of the other (see
-    :func:`streameval.grid.coarsening_map`): the result is on the coarsest grid, exactly as if
-    every row had been binned there.
-
-    The result records the union of the inputs' provenance (:mod:`streameval.sketch.provenance`). When
-    two sketches hold the same input file (same content id), its rows are counted twice: a
-    :class:`~streameval.sketch.provenance.DuplicateInputWarning` names it, or with ``strict=True`` an
-    :class:`InputError` is raised.
-
-    Raises
-    ------
-    ValueError
-        If no sketch is given.
-    IncompatibleGridError
-        If two grids are neither equal nor coarsenings of one another (the message names both).
-    InputError
-        With ``strict=True``, if an input would be counted twice.
-    """
-    it = iter(sketches)
-    try:
-        first = next(it)
-    except StopIteration:
-        raise ValueError("merge() needs at least one sketch") from None
-    if not isinstance(first, BinarySketch):
-        raise InputTypeError(f"can only merge BinarySketch objects, got {type(first).__name__}")
-    labels = LabelEncoder(first._labels.pos_label, first._labels.neg_label)
-    counters: dict[str, Any] = {name: 0 for name in _INT_COUNTERS}
-    counters.update({name: 0.0 for name in _FLOAT_COUNTERS})
-    counters["weighted"] = False
-    inputs: list[dict[str, Any]] = []
-    dropped = 0
-    grid = first.grid
-    dense = kernels.empty_state(grid.n_bins)
-    for s in itertools.chain([first], it):  # lazily: inputs may be loaded one at a time
-        if not isinstance(s, BinarySketch):
-            raise InputTypeError(f"can only merge BinarySketch objects, got {type(s).__name__}")
-        _merge_labels(labels, s._labels)
-        keys, values = s._compact()
-        if s.grid != grid:
-            to_current = coarsening_map(s.grid, grid)
-            if to_current is not None:
-                keys = to_current(keys)
-            else:  # the accumulator moves to the newcomer's coarser grid, or the grids clash
-                to_new = coarsening_map(grid, s.grid)
-                if to_new is None:
-                    raise IncompatibleGridError(
-                        f"cannot merge sketches on different grids {grid.describe()} and {s.grid.describe()}: "
-                        "neither is the other with bins 2**d times wider; rebuild one of them on "
-                        "the other's grid"
-                    )
-                acc_keys, acc_values = kernels.compact(dense)
-                grid = s.grid
-                dense = kernels.empty_state(grid.n_bins)
-                kernels.merge_into(dense, to_new(acc_keys), acc_values)
-        inputs, dup, dropped = provenance.union(inputs, s.inputs, dropped + s.inputs_dropped)
-        if dup:
-            names = ", ".join(str(e.get("name")) for e in dup[:3]) + (f" and {len(dup) - 3} more" if len(dup) > 3 else "")
-            msg = f"the same input is merged twice and its rows would be counted twice: {names}"
-            if strict:
-                raise InputError(msg + "; merge each input once")
-            warnings.warn(msg, provenance.DuplicateInputWarning, stacklevel=2)
-        if keys.size:
-            kernels.merge_into(dense, keys, values)
-        for name in (*_INT_COUNTERS, *_FLOAT_COUNTERS):
-            counters[name] += s.counters[name]
-        counters["weighted"] = bool(counters["weighted"] or s.counters["weighted"])
-    out = BinarySketch(grid)
-    out._labels = labels
-    out.counters = counters
-    out.inputs, out.inputs_dropped = inputs, dropped
-    out._keys, out._values = kernels.compact(dense)
-    return out
-
-
-def _merge_labels(into: LabelEncoder, other: LabelEncoder) -> None:
-    """Combine label codings as ``update`` would: the same positive class, one negative value."""
-    # Under the default coding the positive class is 1 (== True); 0, -1 and False are negatives.
-    mine = 1 if into.pos_label is None else into.pos_label
-    theirs = 1 if other.pos_label is None else other.pos_label
-    if mine != theirs:
-        raise InputError(
-            f"cannot merge sketches whose positive classes differ ({mine!r} and {theirs!r}); the "
-            "positive class would mean different things"
-        )
-    if into.pos_label is None:
-        into.pos_label = other.pos_label
-    a, b = into.neg_label, other.neg_label
-    if a is None or isinstance(a, bool):
-        into.neg_label = b if b is not None else a
-    elif b is not None and not isinstance(b, bool) and a != b and into.pos_label is not None:
-        raise InputError(
-            f"cannot merge sketches with different negative labels {a!r} and {b!r}: together they "
-            "hold three label values"
-        )
 
 
 def load(path: str | os.PathLike[str]) -> BinarySketch | MulticlassSketch:

@@ -151,7 +151,7 @@ class BinaryMetrics(BinaryCurves):
 
     def ci(
         self,
-        metric: str = "roc_auc",
+        metric: Any = "roc_auc",
         *,
         level: float = 0.95,
         method: str | None = None,
@@ -169,6 +169,9 @@ class BinaryMetrics(BinaryCurves):
             (``"tnr"``), ``"npv"``, ``"fpr"``, ``"fnr"``, ``"accuracy"``.
         level : float in (0, 1), default 0.95
         method : str, optional
+            ``"bootstrap"``: percentile interval of any metric (also ``"average_precision"``,
+            ``"f1"`` at a threshold, ``"recall_at_fpr@0.01"``, a callable ``sketch -> value``) from
+            the sketch's Poisson replicates (``bootstrap=R``; :func:`streameval.stats.bootstrap.bootstrap_ci`).
             For ROC-AUC ``"delong"`` (default; DeLong et al. 1988) or ``"hanley_mcneil"``; for log
             loss and Brier ``"normal"``; for rates ``"wilson"`` (default; Wilson 1927), ``"clopper_pearson"`` or ``"jeffreys"``.
         threshold : float
@@ -190,6 +193,10 @@ class BinaryMetrics(BinaryCurves):
         from ..errors import UsageError
         from ..stats import rate_cis, roc_auc_ci
 
+        if method == "bootstrap" or callable(metric):
+            from ..stats.bootstrap import bootstrap_ci
+
+            return bootstrap_ci(self, metric, level, threshold=threshold, positive_if=positive_if)  # type: ignore[arg-type]
         if metric == "roc_auc":
             return roc_auc_ci(self.table(), level, method or "delong")
         if metric in ("log_loss", "brier_score", "brier"):

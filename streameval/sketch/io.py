@@ -4,12 +4,13 @@ Layout (all integers little-endian; specified in ``docs/sketch-format.md``)::
 
     offset  size  field
     0       8     magic  b"\\x89SEVSK\\r\\n"
-    8       2     format version (uint16), currently 1
+    8       2     format version (uint16): 1, or 2 for a binary sketch with bootstrap replicates
     10      2     flags (uint16): bit 0 = payload is zlib-compressed; other bits must be 0
     12      4     header length H (uint32), at most 1 MiB
     16      H     header: UTF-8 JSON object (sketch kind, grid spec, bin count, counters, labels)
     16+H    8     payload length L (uint64)
     24+H    L     payload: k uint32 key deltas, then k*2*4 float64 values (bin, class, field);
+                  version 2 appends the replicate section (:mod:`streameval.sketch.io_bootstrap`);
                   kind "multiclass" has its own payload (:mod:`streameval.sketch.io_multiclass`)
     24+H+L  4     CRC-32 of bytes [0, 24+H+L)
 
@@ -40,8 +41,11 @@ from .io_checks import MAX_TOTAL_WEIGHT, check_cells, check_consistency, check_k
 from .io_checks import fail as _fail
 
 MAGIC = b"\x89SEVSK\r\n"
-FORMAT_VERSION = 1
-SUPPORTED_VERSIONS = (1,)
+FORMAT_VERSION = 2
+"""The newest version this streameval writes. Writers use the oldest version that holds the
+sketch: 1, unless it carries bootstrap replicates (2), so older readers keep reading the rest."""
+BASE_VERSION = 1
+SUPPORTED_VERSIONS = (1, 2)
 FLAG_ZLIB = 1
 BIN_BYTES = 4 + 2 * N_FIELDS * 8  # one key delta and 8 float64 values per stored bin
 _MAX_HEADER = 1 << 20
@@ -63,6 +67,8 @@ _MAX_INT_DIGITS = 24  # integers in a header: counters < 2**63 need 19 digits, g
 
 INT_COUNTERS = ("n_rows", "n_nan", "n_zero_weight", "n_outside")
 FLOAT_COUNTERS = ("prob_weight", "brier_sum", "log_loss_sum")
+WEIGHT_SQ_COUNTERS = ("weight_sq_neg", "weight_sq_pos")
+"""Sums of squared weights per class (Kish's effective size): weighted sketches, format version 2."""
 
 __all__ = [
     "SketchParts",
@@ -100,6 +106,8 @@ class SketchParts:
         known counter is present with its documented type.
     meta : dict
         Labels and writer name.
+    replicates : Replicates, optional
+        Bootstrap replicates (format version 2).
     """
 
     kind: str
@@ -108,6 +116,7 @@ class SketchParts:
     values: np.ndarray  # float64, (k, 2, 4)
     counters: dict[str, Any]
     meta: dict[str, Any]
+    replicates: Any = None
 
 
 # -- caps ----------------------------------------------------------------------------------------
@@ -160,9 +169,10 @@ def check_grid_size(grid: Grid, source: str | None = None) -> None:
         )
 
 
-def _max_payload(k: int, flags: int) -> int:
-    """Largest stored payload for ``k`` bins: exact when raw, zlib's worst-case expansion when not."""
-    raw = k * BIN_BYTES
+def _max_payload(k: int, flags: int, extra: int = 0) -> int:
+    """Largest stored payload for ``k`` bins (and ``extra`` raw bytes after them): exact when raw,
+    zlib's worst-case expansion when not."""
+    raw = k * BIN_BYTES + extra
     return raw + (raw >> 10) + 64 if flags & FLAG_ZLIB else raw
 
 
@@ -209,14 +219,22 @@ def encode(parts: SketchParts, compress: bool = True) -> bytes:
         "counters": parts.counters,
         "meta": parts.meta,
     }
+    version, extra = BASE_VERSION, b""
+    if any(name in parts.counters for name in WEIGHT_SQ_COUNTERS):
+        version = 2
+    if parts.replicates is not None:
+        from .io_bootstrap import encode_replicates
+
+        version = 2
+        header["bootstrap"], extra = encode_replicates(parts.replicates)
     hbytes = json.dumps(header, sort_keys=True, separators=(",", ":"), allow_nan=False).encode()
     deltas = np.diff(parts.keys, prepend=np.int64(0)).astype("<u4")
-    payload = deltas.tobytes() + np.ascontiguousarray(parts.values, dtype="<f8").tobytes()
+    payload = deltas.tobytes() + np.ascontiguousarray(parts.values, dtype="<f8").tobytes() + extra
     flags = 0
     if compress:
         payload = zlib.compress(payload, 6)
         flags |= FLAG_ZLIB
-    body = _PREFIX.pack(MAGIC, FORMAT_VERSION, flags, len(hbytes)) + hbytes + struct.pack("<Q", len(payload)) + payload
+    body = _PREFIX.pack(MAGIC, version, flags, len(hbytes)) + hbytes + struct.pack("<Q", len(payload)) + payload
     return body + struct.pack("<I", zlib.crc32(body))
 
 
@@ -224,7 +242,7 @@ def encode(parts: SketchParts, compress: bool = True) -> bytes:
 
 
 def _check_prefix(prefix: bytes | memoryview, source: str | None) -> tuple[int, int]:
-    """Check the first 16 bytes; return ``(flags, header length)``."""
+    """Check the first 16 bytes; return ``(flags, header length)`` (:func:`_version` gives the version)."""
     if len(prefix) < _PREFIX.size:
         raise _fail(f"not a streameval sketch: only {len(prefix)} bytes", source)
     magic, version, flags, hlen = _PREFIX.unpack_from(prefix, 0)
@@ -244,9 +262,15 @@ def _check_prefix(prefix: bytes | memoryview, source: str | None) -> tuple[int, 
     return int(flags), int(hlen)
 
 
-def _check_payload_length(plen: int, flags: int, source: str | None) -> None:
-    """Refuse a declared payload longer than the largest grid allowed could need."""
-    cap = _max_payload(max_grid_bins(), flags)
+def _version(prefix: bytes | memoryview) -> int:
+    return int(struct.unpack_from("<H", prefix, 8)[0])
+
+
+def _check_payload_length(plen: int, flags: int, source: str | None, version: int = 1) -> None:
+    """Refuse a declared payload longer than the largest grid allowed (and replicates) could need."""
+    from .io_bootstrap import MAX_REPLICATE_BYTES
+
+    cap = _max_payload(max_grid_bins(), flags, MAX_REPLICATE_BYTES if version >= 2 else 0)
     if plen > cap:
         raise _fail(
             f"payload length {plen:,} bytes exceeds the limit of {cap:,} (a grid of at most "
@@ -299,7 +323,7 @@ def read_sketch_file(path: str | os.PathLike[str]) -> bytes:
         if len(head) < hlen + 8:
             raise _fail(f"truncated: {len(prefix) + len(head)} bytes, header alone needs {_PREFIX.size + hlen + 12}", source)
         (plen,) = struct.unpack_from("<Q", head, hlen)
-        _check_payload_length(plen, flags, source)
+        _check_payload_length(plen, flags, source, _version(prefix))
         total = _PREFIX.size + hlen + 8 + plen + 4
         try:
             st = os.fstat(f.fileno())
@@ -432,7 +456,7 @@ def _counters(raw: Any, source: str | None) -> dict[str, Any]:
     """Every counter present with its type: int counters in [0, 2**63), float ones finite, >= 0."""
     if not isinstance(raw, dict):
         raise _fail(f"bad header field counters={raw!r}: must be a JSON object", source)
-    unknown = sorted(set(raw) - {*INT_COUNTERS, *FLOAT_COUNTERS, "weighted"})
+    unknown = sorted(set(raw) - {*INT_COUNTERS, *FLOAT_COUNTERS, *WEIGHT_SQ_COUNTERS, "weighted"})
     if unknown:
         raise _fail(f"unknown counter {unknown[0]!r} in the header (a newer format?)", source)
     out: dict[str, Any] = {}
@@ -450,6 +474,14 @@ def _counters(raw: Any, source: str | None) -> dict[str, Any]:
     if not isinstance(weighted, bool):
         raise _fail(f"counter 'weighted' has bad value {weighted!r}: need true or false", source)
     out["weighted"] = weighted
+    present = [name for name in WEIGHT_SQ_COUNTERS if name in raw]
+    if present and (len(present) != len(WEIGHT_SQ_COUNTERS) or not weighted):
+        raise _fail("counters weight_sq_neg and weight_sq_pos go together, in weighted sketches only", source)
+    for name in present:
+        value = raw[name]
+        if not _is_number(value) or not 0 <= value < math.inf:
+            raise _fail(f"counter {name!r} has bad value {value!r}: need a finite number >= 0", source)
+        out[name] = float(value)
     return out
 
 
@@ -522,7 +554,8 @@ def decode(data: bytes | bytearray | memoryview, source: str | None = None) -> S
     if len(view) < off + 8 + 4:
         raise _fail(f"truncated: {len(view)} bytes, header alone needs {off + 12}", source)
     (plen,) = struct.unpack_from("<Q", view, off)
-    _check_payload_length(plen, flags, source)
+    version = _version(view)
+    _check_payload_length(plen, flags, source, version)
     end = off + 8 + plen
     if len(view) != end + 4:
         raise _fail(f"truncated or padded: {len(view)} bytes, the header says {end + 4}", source)
@@ -538,6 +571,9 @@ def decode(data: bytes | bytearray | memoryview, source: str | None = None) -> S
     if kind == "multiclass":  # its own layout: docs/sketch-format.md §9
         from .io_multiclass import decode_multiclass
 
+        if version != BASE_VERSION:
+            raise _fail(f"a multiclass sketch is format version {BASE_VERSION}, the file says {version}", source)
+
         return decode_multiclass(header, view[off + 8:end], flags, source)
     if kind != "binary":
         raise _fail(f"unknown sketch kind {kind!r} (this streameval reads 'binary' and 'multiclass')", source)
@@ -547,28 +583,47 @@ def decode(data: bytes | bytearray | memoryview, source: str | None = None) -> S
         raise _fail(f"bad header field n_bins={k!r}: need an integer in [0, {grid.n_bins}]", source)
     counters = _counters(header["counters"], source)
     meta = _meta(header.get("meta", {}), source)
+    boot = None
+    if "bootstrap" in header:
+        from .io_bootstrap import check_bootstrap_header
 
-    need = k * BIN_BYTES
-    if plen > _max_payload(k, flags):
-        raise _fail(f"payload length {plen} is more than {k} bins can take ({_max_payload(k, flags)} bytes)", source)
+        if version < 2:
+            raise _fail("header field 'bootstrap' needs format version 2, the file says 1", source)
+        boot = check_bootstrap_header(header["bootstrap"], k, source)
+    if version < 2 and any(name in counters for name in WEIGHT_SQ_COUNTERS):
+        raise _fail("counters weight_sq_neg/weight_sq_pos need format version 2, the file says 1", source)
+    extra = 0 if boot is None else boot.nbytes
+
+    need = k * BIN_BYTES + extra
+    if plen > _max_payload(k, flags, extra):
+        raise _fail(f"payload length {plen} is more than {k} bins can take ({_max_payload(k, flags, extra)} bytes)", source)
     stored = view[off + 8:end]
+    rest: bytes | memoryview = b""
     if flags & FLAG_ZLIB:
-        keys, values = _inflate(stored, k, grid, source)
+        keys, values, rest = _inflate(stored, k, grid, source, extra)
     else:
         if len(stored) != need:
             raise _fail(f"payload holds {len(stored)} bytes, {k} bins need {need}", source)
+        rest = stored[k * BIN_BYTES:]
         keys = np.cumsum(np.frombuffer(stored, dtype="<u4", count=k).astype(np.int64))
-        values = np.frombuffer(stored, dtype="<f8", offset=4 * k).reshape(k, 2, N_FIELDS).astype(np.float64)
+        values = np.frombuffer(stored, dtype="<f8", offset=4 * k, count=k * 2 * N_FIELDS).reshape(k, 2, N_FIELDS).astype(np.float64)
         check_keys(grid, keys, source)
         check_cells(grid, keys, values, source)
     check_consistency(values, counters, source)
-    return SketchParts(kind, grid, keys, values, counters, meta)
+    replicates = None
+    if boot is not None:
+        from .io_bootstrap import decode_replicates
+
+        replicates = decode_replicates(boot, rest, grid, keys, values, source)
+    return SketchParts(kind, grid, keys, values, counters, meta, replicates)
 
 
 _INFLATE_BINS = 1 << 14  # bins inflated and checked at a time (1 MiB of values)
 
 
-def _inflate(stored: memoryview, k: int, grid: Grid, source: str | None) -> tuple[np.ndarray, np.ndarray]:
+def _inflate(
+    stored: memoryview, k: int, grid: Grid, source: str | None, extra: int = 0
+) -> tuple[np.ndarray, np.ndarray, bytes]:
     """Inflate a zlib payload of ``k`` bins, checking as it goes.
 
     The key deltas come first and are checked whole; the values are inflated a run of bins at a
@@ -613,6 +668,9 @@ def _inflate(stored: memoryview, k: int, grid: Grid, source: str | None) -> tupl
         check_cells(grid, keys[start:stop], run, source)
         runs.append(run)
     values = np.concatenate(runs) if len(runs) > 1 else runs[0] if runs else np.empty((0, 2, N_FIELDS))
+    tail = take(extra) if extra else b""  # the replicate section, bounded by the header's word
+    if len(tail) != extra:
+        raise _fail(f"payload ends {extra - len(tail)} bytes before the end of its bootstrap replicates", source)
     unfed = max(len(stored) - pos, 0)
     rest = b""
     if not inflater.eof:
@@ -625,4 +683,4 @@ def _inflate(stored: memoryview, k: int, grid: Grid, source: str | None) -> tupl
         raise _fail("payload is longer than its header says, or incomplete", source)
     if inflater.unused_data or unfed:
         raise _fail(f"{len(inflater.unused_data) + unfed} trailing byte(s) after the compressed payload", source)
-    return keys, values
+    return keys, values, tail

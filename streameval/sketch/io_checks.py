@@ -151,6 +151,9 @@ def check_consistency(values: np.ndarray, c: dict[str, Any], source: str | None)
             f"exceeds {MAX_TOTAL_WEIGHT:g}: sums of such weights overflow float64",
             source,
         )
+    for k, name in enumerate(("weight_sq_neg", "weight_sq_pos")):  # 0 <= sum w**2 <= (sum w)**2
+        if name in c and not c[name] <= float(totals[k]) ** 2 * (1 + REL_TOL) + 1e-300:
+            raise fail(f"counter {name}={c[name]!r} exceeds the square of the class's weight {float(totals[k])!r}", source)
     n_rows, n_nan, n_zero = c["n_rows"], c["n_nan"], c["n_zero_weight"]
     for name in ("n_nan", "n_zero_weight", "n_outside"):
         if c[name] > n_rows:

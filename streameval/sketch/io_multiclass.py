@@ -105,7 +105,7 @@ def encode_multiclass(parts: dict[str, Any], compress: bool = True) -> bytes:
     if compress:
         payload = zlib.compress(payload, 6)
         flags |= io.FLAG_ZLIB
-    body = io._PREFIX.pack(io.MAGIC, io.FORMAT_VERSION, flags, len(hbytes)) + hbytes + struct.pack("<Q", len(payload)) + payload
+    body = io._PREFIX.pack(io.MAGIC, io.BASE_VERSION, flags, len(hbytes)) + hbytes + struct.pack("<Q", len(payload)) + payload
     return body + struct.pack("<I", zlib.crc32(body))
 
 

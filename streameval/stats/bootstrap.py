@@ -1,0 +1,269 @@
+"""Poisson-bootstrap confidence intervals for any metric, from a sketch's replicates.
+
+A sketch built with ``bootstrap=R`` holds ``R`` replicate histograms
+(:mod:`streameval.sketch.bootstrap`). Each replicate is turned into a sketch view (its weights,
+the sketch's own per-cell min/max) and the metric is computed on it, with binning bounds
+``[lo_r, hi_r]`` that contain the value the replicate's exact rows give. The percentile interval
+is ``[q(lo, a/2), q(hi, 1 - a/2)]``, ``q`` the sample quantile (linear interpolation). Quantiles
+are monotone in every input, so this contains the percentile interval of the exact rows' replicate
+values: rigorous under binning, as every interval of :mod:`streameval.stats`, and equal to it on
+discrete scores.
+
+Log loss and Brier score of a replicate come from its bins: within a cell the per-row loss lies
+between its values at the cell's smallest and largest score (exact on discrete scores).
+Threshold metrics need an exact threshold (a bin edge, or a bin whose scores are all on one side);
+build the sketch on a grid with a cut there otherwise (``grid.with_cuts``, ``--grid ...@T``).
+
+References
+----------
+.. [1] Efron & Tibshirani (1993). "An Introduction to the Bootstrap", ch. 13 (percentile interval).
+.. [2] Hanley & MacGibbon (2006). "Creating non-parametric bootstrap samples using Poisson
+   frequencies". Computer Methods and Programs in Biomedicine 83(1), 57-62.
+.. [3] Chamandy, Muralidharan, Najmi & Naidu (2012). "Estimating uncertainty for massive data
+   streams". Google technical report.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from typing import TYPE_CHECKING, Any, Callable, Iterator
+
+import numpy as np
+
+from ..errors import InexactThresholdWarning, UndefinedMetricWarning, UsageError
+from ..metrics.estimate import Estimate
+from ..metrics.table import BinTable
+from .interval import ConfidenceInterval, check_level
+
+if TYPE_CHECKING:
+    from ..sketch.binary import BinarySketch
+
+__all__ = ["bootstrap_ci", "replicate_estimates", "metric_function", "replicate_sketches", "THRESHOLD_METRICS"]
+
+THRESHOLD_METRICS = (
+    "recall", "precision", "specificity", "npv", "fpr", "fnr", "accuracy", "balanced_accuracy", "f1", "jaccard",
+    "mcc", "informedness", "markedness", "g_mean", "fowlkes_mallows",
+)
+_ALIASES = {"tpr": "recall", "sensitivity": "recall", "tnr": "specificity", "ppv": "precision", "auc": "roc_auc",
+            "brier": "brier_score"}
+MetricFn = Callable[["BinarySketch"], Any]
+
+
+def _loss_bounds(t: BinTable, metric: str, eps: float) -> Estimate:
+    """Mean loss with bounds from the cells' score ranges (for replicate views)."""
+    from .loss import _terms
+
+    lo = hi = weight = 0.0
+    for w, a, b in ((t.pos, t.pos_min, t.pos_max), (t.neg, 1.0 - t.neg_max, 1.0 - t.neg_min)):
+        keep = w > 0
+        if not keep.any():
+            continue
+        la, lb = _terms(metric, a[keep], eps), _terms(metric, b[keep], eps)
+        lo += float((w[keep] * np.minimum(la, lb)).sum())
+        hi += float((w[keep] * np.maximum(la, lb)).sum())
+        weight += float(w[keep].sum())
+    if weight <= 0:
+        return Estimate(math.nan, math.nan, math.nan)
+    return Estimate.from_bounds(lo / weight, hi / weight)
+
+
+def metric_function(metric: str | MetricFn, threshold: float | None = None, positive_if: str = ">=") -> MetricFn:
+    """A function ``sketch -> Estimate | float`` for a metric name, or ``metric`` if callable.
+
+    Names: ``"roc_auc"``, ``"average_precision"``, ``"gini"``, ``"log_loss"``, ``"brier_score"``,
+    ``"roc_auc@0.1"`` (partial AUC up to FPR 0.1, McClish-standardised), ``"recall_at_fpr@0.01"``
+    (recall at the largest exact threshold whose FPR is at most 0.01), or a threshold metric
+    (:data:`THRESHOLD_METRICS`) at ``threshold`` or written ``"f1@0.5"``.
+
+    Raises
+    ------
+    UsageError
+        Unknown name, a threshold metric without a threshold, or a threshold that is not exact.
+    """
+    if callable(metric):
+        return metric
+    name, _, at = str(metric).partition("@")
+    name = _ALIASES.get(name, name)
+    value: float | None = threshold
+    if at:
+        try:
+            value = float(at)
+        except ValueError:
+            raise UsageError(f"bad metric {metric!r}: {at!r} after '@' is not a number") from None
+    if name == "roc_auc":
+        return (lambda s: s.roc_auc()) if value is None else (lambda s: s.roc_auc(max_fpr=value))
+    if name in ("average_precision", "gini") and value is None:
+        return lambda s: getattr(s, name)()
+    if name in ("log_loss", "brier_score") and value is None:
+        from ..kernels.binary import LOG_LOSS_EPS
+
+        def loss(s: "BinarySketch") -> Any:
+            if s.counters["n_outside"]:
+                raise ValueError(f"{name} is defined for probabilities only: scores lie outside [0, 1]")
+            return _loss_bounds(s.table(), name, LOG_LOSS_EPS)
+
+        return loss
+    if name == "recall_at_fpr" and value is not None:
+        def recall_at(s: "BinarySketch") -> Any:
+            r = s.threshold_at(fpr=value, positive_if=positive_if)
+            return math.nan if r is None else r.confusion.recall
+
+        return recall_at
+    if name in THRESHOLD_METRICS:
+        if value is None:
+            raise UsageError(f"{name} is taken at a threshold: pass threshold= or write {name}@0.5")
+
+        def at_threshold(s: "BinarySketch") -> Any:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", InexactThresholdWarning)
+                c = s.confusion(value, positive_if=positive_if)
+            if not c.exact:
+                raise UsageError(
+                    f"threshold {value!r} cuts a bin whose scores straddle it, so the replicates' counts there are "
+                    f"not exact; build the sketch on a grid with a cut at it (grid.with_cuts([{value!r}]), "
+                    f"--grid ...@{value!r})"
+                )
+            return getattr(c, name)
+
+        return at_threshold
+    raise UsageError(
+        f"unknown metric {metric!r} for a bootstrap interval: use roc_auc, average_precision, gini, log_loss, "
+        f"brier_score, roc_auc@MAX_FPR, recall_at_fpr@FPR, a callable, or one of {', '.join(THRESHOLD_METRICS)} "
+        "at a threshold (f1@0.5)"
+    )
+
+
+def replicate_sketches(sketch: "BinarySketch") -> Iterator["BinarySketch"]:
+    """Yield one sketch view per bootstrap replicate (bins only; see the module docstring).
+
+    Raises
+    ------
+    UsageError
+        If the sketch has no replicates.
+    """
+    from ..sketch.binary import BinarySketch
+
+    rep = sketch.replicates
+    if rep is None:
+        raise UsageError(
+            "this sketch has no bootstrap replicates: build it with BinarySketch(..., bootstrap=200) (or "
+            "evaluate(..., bootstrap=200), --bootstrap 200), ideally with row_id"
+        )
+    keys, values = sketch._compact()
+    for r in range(rep.n_replicates):
+        view = BinarySketch(sketch.grid)
+        view._labels = sketch._labels
+        view._keys, view._values = rep.replicate_values(keys, values, r)
+        view.counters["n_outside"] = sketch.counters["n_outside"]
+        yield view
+
+
+def _as_bounds(x: Any) -> tuple[float, float, float]:
+    if isinstance(x, Estimate):
+        return float(x.value), float(x.lower), float(x.upper)
+    v = float(x)
+    return v, v, v
+
+
+def replicate_estimates(sketch: "BinarySketch", metric: str | MetricFn, threshold: float | None = None,
+                        positive_if: str = ">=") -> tuple[np.ndarray, np.ndarray]:
+    """Per-replicate binning bounds ``(lo, hi)`` of ``metric`` (NaN where undefined).
+
+    Raises
+    ------
+    UsageError
+        As :func:`metric_function`, or if the sketch has no replicates.
+    """
+    fn = metric_function(metric, threshold, positive_if)
+    lo, hi = [], []
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UndefinedMetricWarning)
+        for view in replicate_sketches(sketch):
+            try:
+                _, a, b = _as_bounds(fn(view))
+            except ValueError as exc:
+                if isinstance(exc, UsageError):
+                    raise
+                a = b = math.nan
+            lo.append(a)
+            hi.append(b)
+    return np.asarray(lo, dtype=np.float64), np.asarray(hi, dtype=np.float64)
+
+
+def percentile_interval(lo: np.ndarray, hi: np.ndarray, level: float, what: str) -> tuple[float, float]:
+    """``(q(lo, a/2), q(hi, 1 - a/2))`` over the defined replicates; NaN when too few are defined."""
+    ok = ~(np.isnan(lo) | np.isnan(hi))
+    n_ok, n = int(ok.sum()), lo.shape[0]
+    if n_ok < max(2, n // 2):
+        warnings.warn(
+            f"{what}: only {n_ok} of {n} bootstrap replicates are defined (a class missing?); returning NaN",
+            UndefinedMetricWarning,
+            stacklevel=3,
+        )
+        return math.nan, math.nan
+    if n_ok < n:
+        warnings.warn(
+            f"{what}: {n - n_ok} of {n} bootstrap replicates are undefined and left out", UndefinedMetricWarning,
+            stacklevel=3,
+        )
+    a = (1.0 - level) / 2.0
+    if n_ok * a < 1.0:
+        warnings.warn(
+            f"{what}: {n_ok} replicates resolve the {100 * a:g}% tails poorly; use at least {math.ceil(2 / a)}",
+            UndefinedMetricWarning,
+            stacklevel=3,
+        )
+    return float(np.quantile(lo[ok], a)), float(np.quantile(hi[ok], 1.0 - a))
+
+
+def bootstrap_ci(sketch: "BinarySketch", metric: str | MetricFn = "roc_auc", level: float = 0.95, *,
+                 threshold: float | None = None, positive_if: str = ">=") -> ConfidenceInterval:
+    """Percentile bootstrap interval of any metric from the sketch's Poisson replicates.
+
+    Parameters
+    ----------
+    sketch : BinarySketch
+        Built with ``bootstrap=R``.
+    metric : str or callable, default "roc_auc"
+        See :func:`metric_function`; a callable takes a sketch and returns a float or Estimate.
+    level : float in (0, 1), default 0.95
+    threshold : float, optional
+        For threshold metrics.
+    positive_if : {">=", ">"}
+
+    Returns
+    -------
+    ConfidenceInterval
+        ``estimate``: the metric on the sketch itself (with its binning bounds; the exact running
+        sum for log loss and Brier); ``ci_lower``/``ci_upper``: the percentile interval, widened
+        over binning (``widened``); ``method``: ``"bootstrap (Poisson, percentile, R=...)"``.
+
+    Raises
+    ------
+    UsageError
+        No replicates, an unknown metric, a level outside (0, 1), an inexact threshold.
+
+    Warns
+    -----
+    UndefinedMetricWarning
+        When replicates are undefined (left out; NaN when more than half are), or too few
+        replicates for the level's tails.
+    """
+    level = check_level(level)
+    fn = metric_function(metric, threshold, positive_if)
+    lo, hi = replicate_estimates(sketch, fn)
+    name = metric if isinstance(metric, str) else getattr(metric, "__name__", "metric")
+    if isinstance(metric, str) and _ALIASES.get(metric, metric) in ("log_loss", "brier_score"):
+        exact = sketch.log_loss() if _ALIASES.get(metric, metric) == "log_loss" else sketch.brier_score()
+        estimate = Estimate(exact, exact, exact)
+    else:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UndefinedMetricWarning)
+            v, a, b = _as_bounds(fn(sketch))
+        estimate = Estimate(v, a, b)
+    ci_lo, ci_hi = percentile_interval(lo, hi, level, f"the bootstrap interval of {name}")
+    assert sketch.replicates is not None
+    widened = bool(np.any(lo != hi))
+    method = f"bootstrap (Poisson, percentile, R={sketch.replicates.n_replicates})"
+    return ConfidenceInterval(estimate, ci_lo, ci_hi, level, method, widened=widened)
