@@ -108,3 +108,50 @@ def test_report_shows_loss_intervals() -> None:
         assert band["lower"] < report.metrics[key]["value"] < band["upper"]
         assert band["method"] == "normal"
     assert "95% CI" in str(report)
+
+
+def _kish_wilson(x: float, n: float, z: float) -> tuple[float, float]:
+    center = (x + z * z / 2) / (n + z * z)
+    half = z * math.sqrt(x * (n - x) / n + z * z / 4) / (n + z * z)
+    return center - half, center + half
+
+
+def test_kish_effective_size_in_rate_and_auc_intervals() -> None:
+    """With importance weights the intervals use n_eff = (sum w)^2 / sum w^2 per class."""
+    rng = np.random.default_rng(11)
+    n = 4000
+    p = np.round(rng.random(n), 2)
+    y = (rng.random(n) < p).astype(int)
+    w = rng.choice([0.5, 1.0, 4.0], n)
+    s = streameval.BinarySketch(LinearGrid(-0.005, 1.005, 101)).update(y, p, sample_weight=w)
+    pos = y == 1
+    assert s.counters["weight_sq_pos"] == pytest.approx((w[pos] ** 2).sum())
+    ci = s.ci("recall", threshold=0.5)
+    hit = pos & (p >= 0.5)
+    P, n_eff = w[pos].sum(), w[pos].sum() ** 2 / (w[pos] ** 2).sum()
+    lo, hi = _kish_wilson(w[hit].sum() / P * n_eff, n_eff, normal_quantile(0.95))
+    assert ci.method == "Wilson, Kish n_eff"
+    assert (ci.ci_lower, ci.ci_upper) == pytest.approx((lo, hi), rel=1e-9)
+    assert ci.estimate.value == pytest.approx(w[hit].sum() / P, rel=1e-12)
+    # Rescaling the weights changes nothing under Kish (it would under frequency weights).
+    s2 = streameval.BinarySketch(LinearGrid(-0.005, 1.005, 101)).update(y, p, sample_weight=w * 1000)
+    for metric, kw in (("recall", {"threshold": 0.5}), ("precision", {"threshold": 0.3}), ("roc_auc", {})):
+        a, b = s.ci(metric, **kw), s2.ci(metric, **kw)
+        assert (a.ci_lower, a.ci_upper) == pytest.approx((b.ci_lower, b.ci_upper), rel=1e-9)
+    a, b = s.ci("log_loss"), s2.ci("log_loss")
+    assert (a.ci_lower, a.ci_upper) == pytest.approx((b.ci_lower, b.ci_upper), rel=1e-9)
+    # Unit weights: Kish's n_eff is the count, so the interval equals the unweighted one.
+    ones = streameval.BinarySketch(LinearGrid(-0.005, 1.005, 101)).update(y, p, sample_weight=np.ones(n))
+    plain = streameval.BinarySketch(LinearGrid(-0.005, 1.005, 101)).update(y, p)
+    for metric, kw in (("recall", {"threshold": 0.5}), ("roc_auc", {}), ("brier_score", {})):
+        a, b = ones.ci(metric, **kw), plain.ci(metric, **kw)
+        assert (a.ci_lower, a.ci_upper) == pytest.approx((b.ci_lower, b.ci_upper), rel=1e-9)
+    # Merging keeps the squared weights; an unweighted shard counts its rows as w = 1.
+    half = n // 2
+    m = streameval.merge([
+        streameval.BinarySketch(LinearGrid(-0.005, 1.005, 101)).update(y[:half], p[:half]),
+        streameval.BinarySketch(LinearGrid(-0.005, 1.005, 101)).update(y[half:], p[half:], sample_weight=w[half:]),
+    ])
+    w_all = np.r_[np.ones(half), w[half:]]
+    assert m.counters["weight_sq_pos"] == pytest.approx((w_all[pos] ** 2).sum())
+    assert streameval.BinarySketch.from_bytes(m.to_bytes()) == m

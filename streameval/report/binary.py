@@ -205,7 +205,7 @@ def compute_metrics(
         if ci is not None and isinstance(m.get("roc_auc"), dict) and m["roc_auc"].get("value") is not None:
             from ..stats import roc_auc_ci
 
-            m["roc_auc"]["ci"] = _ci_dict(roc_auc_ci(t, ci.level, ci.auc_method))
+            m["roc_auc"]["ci"] = _ci_dict(roc_auc_ci(t, ci.level, ci.auc_method, kish=sketch._kish()))
         guarded("partial_roc_auc", lambda: {**_est(sketch.roc_auc(PARTIAL_AUC_MAX_FPR)), "max_fpr": PARTIAL_AUC_MAX_FPR})
         guarded("gini", lambda: _est(sketch.gini()))
         guarded("average_precision", lambda: bounded("average_precision", sketch.average_precision()))
@@ -247,7 +247,7 @@ def compute_metrics(
 
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore", UndefinedMetricWarning)
-                    cis = rate_cis(c, ci.level, ci.rate_method, rates=_CI_RATES)
+                    cis = rate_cis(c, ci.level, ci.rate_method, rates=_CI_RATES, kish=sketch._kish())
                 entry["ci"] = {name: _ci_dict(v) for name, v in cis.items()}
             confusion.append(entry)
     for w in caught:

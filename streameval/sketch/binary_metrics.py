@@ -198,7 +198,7 @@ class BinaryMetrics(BinaryCurves):
 
             return bootstrap_ci(self, metric, level, threshold=threshold, positive_if=positive_if)  # type: ignore[arg-type]
         if metric == "roc_auc":
-            return roc_auc_ci(self.table(), level, method or "delong")
+            return roc_auc_ci(self.table(), level, method or "delong", kish=self._kish())
         if metric in ("log_loss", "brier_score", "brier"):
             from ..stats.loss import probability_ci
 
@@ -210,7 +210,17 @@ class BinaryMetrics(BinaryCurves):
         if threshold is None:
             raise UsageError(f"ci({metric!r}) needs threshold=: the rate is taken at a threshold")
         c = self.confusion(threshold, positive_if=positive_if)
-        return rate_cis(c, level, method or "wilson", rates=(name,))[name]
+        return rate_cis(c, level, method or "wilson", rates=(name,), kish=self._kish())[name]
+
+    def _kish(self) -> tuple[float, float] | None:
+        """``(P / sum w**2 of positives, N / sum w**2 of negatives)``, or None (unweighted, or the
+        squared weights were not recorded: frequency weights)."""
+        c = self.counters
+        if not c.get("weighted") or "weight_sq_pos" not in c:
+            return None
+        t = self.table()
+        sp, sn = float(c["weight_sq_pos"]), float(c["weight_sq_neg"])
+        return (t.P / sp if sp > 0 else 1.0, t.N / sn if sn > 0 else 1.0)
 
     def _weight_sq(self) -> float | None:
         """Sum of squared weights of the binned rows (Kish), or None: unweighted, or not recorded."""

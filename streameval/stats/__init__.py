@@ -3,11 +3,14 @@
 Binning bounds (in :class:`~streameval.metrics.estimate.Estimate`) say how far unresolved bins
 can move a number computed on these rows; the confidence intervals here say how far it could move
 on another sample. Every interval computed from binned counts is widened so that it contains the
-interval the exact rows would give. Weights are read as frequency weights (counts).
+interval the exact rows would give. Weights are read as frequency weights (counts), or with
+Kish's effective sample size where the sketch kept the squared weights (format version 2).
 
 - :mod:`.delong`: ROC-AUC variance and intervals (DeLong, Hanley & McNeil).
 - :mod:`.proportions`: Wilson, Clopper-Pearson and Jeffreys intervals; rates at a threshold.
 - :mod:`.comparison`: two independent samples: AUC (DeLong unpaired), proportions (Newcombe).
+- :mod:`.loss`: log loss and Brier score (normal interval, second moment bounded from the bins).
+- :mod:`.bootstrap`: Poisson-bootstrap percentile intervals of any metric (``bootstrap=R`` sketches).
 - :mod:`.drift`: score drift between two histograms: PSI, KS distance, Jensen-Shannon.
 - :mod:`.multiple`: Benjamini-Hochberg false discovery rate control.
 

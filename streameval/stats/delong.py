@@ -5,12 +5,12 @@ scores (every bin pure, or every bin's classes apart) the results equal the ones
 raw rows; with unresolved bins they are rigorous *bounds* of the raw-rows values, and the
 confidence interval built from them contains the raw-rows interval (see :func:`roc_auc_ci`).
 
-Weights are *frequency weights*: a row of weight 3 counts as three identical rows. The class
-totals ``P`` and ``N`` (sums of weights) then play the part of the numbers of positives and
-negatives, as in the unweighted formulas. The sketch keeps only the sum of weights per bin, not
-the sum of squared weights, so Kish's effective sample size (for importance or survey weights) is
-not available; with such weights the intervals are not meaningful, and their scale depends on the
-weights' normalisation (weights summing to 1 per class give undefined intervals).
+Weights are *frequency weights* by default: a row of weight 3 counts as three identical rows.
+The class totals ``P`` and ``N`` (sums of weights) then play the part of the numbers of positives
+and negatives, as in the unweighted formulas. For importance or survey weights, sketches of format
+version 2 keep each class's sum of squared weights, and ``kish=`` replaces ``P`` and ``N`` by
+Kish's effective sizes ``P**2 / sum w**2`` (Kish 1965) in the variance; without them the
+intervals' scale would depend on the weights' normalisation.
 """
 
 from __future__ import annotations
@@ -240,22 +240,26 @@ def delong_variance(t: BinTable) -> Estimate:
     return _variance(t, delong_placements(t))
 
 
-def _variance(t: BinTable, pl: DeLongPlacements, upper_only: bool = False) -> Estimate:
+def _variance(t: BinTable, pl: DeLongPlacements, upper_only: bool = False,
+              kish: tuple[float, float] | None = None) -> Estimate:
     """The variance's bounds; with ``upper_only`` the lower bound (costly, and unused by a CI)
-    is reported as 0."""
+    is reported as 0. ``kish`` = ``(k_pos, k_neg)``: each class's term uses ``n_eff = k * weight``
+    in place of its weight (``k = 1``: the frequency-weight formula)."""
     P, N = t.P, t.N
+    kp, kn = (1.0, 1.0) if kish is None else kish
+    dp, dn = (P * kp - 1) * P, (N * kn - 1) * N  # s^2 / n_eff with s^2 = sum w (V - A)^2 / W * n_eff / (n_eff - 1)
     if pl.resolved:
-        var = _sum_sq_dev(pl.pos, pl.v10_lo) / ((P - 1) * P) + _sum_sq_dev(pl.neg, pl.v01_lo) / ((N - 1) * N)
+        var = _sum_sq_dev(pl.pos, pl.v10_lo) / dp + _sum_sq_dev(pl.neg, pl.v01_lo) / dn
         return Estimate.point(var)
     hi = (
-        _sum_sq_dev_upper(pl.pos, pl.v10_lo, pl.v10_hi) / ((P - 1) * P)
-        + _sum_sq_dev_upper(pl.neg, pl.v01_lo, pl.v01_hi) / ((N - 1) * N)
+        _sum_sq_dev_upper(pl.pos, pl.v10_lo, pl.v10_hi) / dp
+        + _sum_sq_dev_upper(pl.neg, pl.v01_lo, pl.v01_hi) / dn
     )
     if upper_only:
         return Estimate(hi, 0.0, hi)
     lo = (
-        _sum_sq_dev_lower(pl.pos, pl.v10_lo, pl.v10_hi) / ((P - 1) * P)
-        + _sum_sq_dev_lower(pl.neg, pl.v01_lo, pl.v01_hi) / ((N - 1) * N)
+        _sum_sq_dev_lower(pl.pos, pl.v10_lo, pl.v10_hi) / dp
+        + _sum_sq_dev_lower(pl.neg, pl.v01_lo, pl.v01_hi) / dn
     )
     return Estimate.from_bounds(min(lo, hi), hi)
 
@@ -323,7 +327,8 @@ def _hm_se_max(lo: float, hi: float, m: float, n: float) -> float:
     return math.sqrt(max(max(_hm_var(a, m, n) for a in cands), 0.0))
 
 
-def roc_auc_ci(t: BinTable, level: float = 0.95, method: str = "delong") -> ConfidenceInterval:
+def roc_auc_ci(t: BinTable, level: float = 0.95, method: str = "delong",
+               kish: tuple[float, float] | None = None) -> ConfidenceInterval:
     """Confidence interval of the ROC-AUC, widened to contain the exact rows' interval.
 
     Parameters
@@ -337,6 +342,11 @@ def roc_auc_ci(t: BinTable, level: float = 0.95, method: str = "delong") -> Conf
         (:func:`delong_variance`), clipped to [0, 1]: pROC's ``ci.auc(method = "delong")`` [3]_.
         ``"hanley_mcneil"``: the same with Hanley & McNeil's SE (:func:`hanley_mcneil_se`), which
         assumes exponential-like score distributions [2]_.
+    kish : (float, float), optional
+        ``(P / sum w**2 of positives, N / sum w**2 of negatives)`` for sample weights: DeLong's
+        class terms use Kish's effective sizes ``k * weight`` instead of the weights (an
+        approximation for importance or survey weights; the factors are 1 for unit weights).
+        ``None``: frequency weights. Hanley-McNeil uses the effective sizes likewise.
 
     Returns
     -------
@@ -384,18 +394,19 @@ def roc_auc_ci(t: BinTable, level: float = 0.95, method: str = "delong") -> Conf
     level = check_level(level)
     if method not in _METHODS:
         raise UsageError(f"unknown method {method!r}; expected one of {sorted(_METHODS)}")
-    name = _METHODS[method]
+    name = _METHODS[method] + (", Kish n_eff" if kish is not None else "")
     if _too_few(t, f"the {name} interval of the ROC AUC"):
         est = roc_auc(t) if t.P > 0 and t.N > 0 else NAN
         return ConfidenceInterval(est, math.nan, math.nan, level, name, widened=False)
     z = normal_quantile(level)
     auc = roc_auc(t)
     if method == "delong":
-        var = _variance(t, delong_placements(t), upper_only=True)
+        var = _variance(t, delong_placements(t), upper_only=True, kish=kish)
         se = math.sqrt(max(var.upper, 0.0))
         widened = not (auc.exact and var.exact)
     else:
-        se = _hm_se_max(auc.lower, auc.upper, t.P, t.N)
+        kp, kn = (1.0, 1.0) if kish is None else kish
+        se = _hm_se_max(auc.lower, auc.upper, t.P * kp, t.N * kn)
         widened = not auc.exact
     lower = min(max(auc.lower - z * se, 0.0), 1.0)
     upper = max(min(auc.upper + z * se, 1.0), 0.0)

@@ -165,6 +165,19 @@ RATE_COUNTS: dict[str, Callable[[float, float, float, float], tuple[float, float
 }
 
 
+#: For each rate, the weight of its denominator in each class ``(positive, negative)``, for
+#: Kish's effective size (each class's rows counted at its own design effect).
+_TRIALS_BY_CLASS: dict[str, Callable[[float, float, float, float], tuple[float, float]]] = {
+    "accuracy": lambda tp, fp, P, N: (P, N),
+    "precision": lambda tp, fp, P, N: (tp, fp),
+    "recall": lambda tp, fp, P, N: (P, 0.0),
+    "specificity": lambda tp, fp, P, N: (0.0, N),
+    "npv": lambda tp, fp, P, N: (P - tp, N - fp),
+    "fpr": lambda tp, fp, P, N: (0.0, N),
+    "fnr": lambda tp, fp, P, N: (P, 0.0),
+}
+
+
 def _bounds(pair: tuple[float, float], point: float) -> tuple[float, float]:
     lo, hi = pair
     if math.isnan(lo) or math.isnan(hi):
@@ -177,6 +190,7 @@ def rate_cis(
     level: float = 0.95,
     method: str = "wilson",
     rates: tuple[str, ...] = tuple(RATE_COUNTS),
+    kish: tuple[float, float] | None = None,
 ) -> dict[str, ConfidenceInterval]:
     """Confidence intervals of the proportion-type rates at one threshold.
 
@@ -194,6 +208,12 @@ def rate_cis(
     rates : tuple of str, optional
         Which rates, among ``"accuracy"``, ``"precision"`` (PPV), ``"recall"`` (TPR,
         sensitivity), ``"specificity"`` (TNR), ``"npv"``, ``"fpr"``, ``"fnr"``. Default: all.
+    kish : (float, float), optional
+        ``(P / sum w**2 of positives, N / sum w**2 of negatives)``: with sample weights, each
+        rate's interval uses Kish's effective size [2]_ of its denominator, the weight of each
+        class in it times that class's factor (exact Kish for rates within one class: recall,
+        specificity, FPR, FNR; for precision, NPV and accuracy each class's rows count at their
+        class's design effect). The rate itself is unchanged. ``None``: frequency weights.
 
     Returns
     -------
@@ -216,6 +236,11 @@ def rate_cis(
     ``f``. Over the box ``[tp_lo, tp_hi] x [fp_lo, fp_hi]`` the smallest lower end and the
     largest upper end are therefore taken at its corners, and ``[min lower, max upper]`` over the
     four corners contains the interval of the true counts.
+
+    References
+    ----------
+    .. [1] Brown, Cai & DasGupta (2001). Statistical Science 16(2), 101-133.
+    .. [2] Kish (1965). "Survey Sampling", Wiley, sec. 11.7.
     """
     level = check_level(level)
     method = _method(method)
@@ -236,12 +261,18 @@ def rate_cis(
             out[name] = ConfidenceInterval(nan, math.nan, math.nan, level, _METHODS[method], widened)
             continue
         los, his, vals = [], [], []
-        for s, f in corners:
+        boxes = [(tp, fp) for tp in tps for fp in fps]
+        for (s, f), (tp, fp) in zip(corners, boxes, strict=True):
             x, m = _check_counts(max(s, 0.0), max(s, 0.0) + max(f, 0.0))
+            vals.append(x / m)
+            if kish is not None and m > 0:
+                a, b = _TRIALS_BY_CLASS[name](tp, fp, P, N)
+                m_eff = max(a, 0.0) * kish[0] + max(b, 0.0) * kish[1]
+                x, m = x / m * m_eff, m_eff
             lo, hi = _BOUNDS[method](x, m, level)
             los.append(lo)
             his.append(hi)
-            vals.append(x / m)
         est = Estimate.point(vals[0]) if not widened else Estimate.from_bounds(min(vals), max(vals))
-        out[name] = ConfidenceInterval(est, min(los), max(his), level, _METHODS[method], widened)
+        label = _METHODS[method] + (", Kish n_eff" if kish is not None else "")
+        out[name] = ConfidenceInterval(est, min(los), max(his), level, label, widened)
     return out
