@@ -327,3 +327,42 @@ def test_cli_monitor_report_html_with_alerts(browser, tmp_path):
     page.close()
     bad = run.invoke(app, ["monitor", "report", "--store", str(store), "--html", str(out), "--alerts", str(data)])
     assert bad.exit_code != 0 and "--alerts" in bad.output
+
+
+def test_roc_binning_band_and_ci_band(browser, tmp_path):
+    from sklearn.metrics import roc_curve
+
+    t = synthetic.generate(3_000, seed=21)
+    y, s = t["label"].to_numpy(), t["score"].to_numpy()
+    # A coarse grid, so that bins hold both classes and the binning band is wide.
+    r = streameval.evaluate(t, score="score", label="label", grid="linear:0.0:1.0:20", ci=True)
+    path = tmp_path / "roc.html"
+    r.to_html(path)
+    page, errors, _ = open_page(browser, path, 9)
+    assert errors == []
+    assert page.eval_on_selector("#chart-roc svg", "s => s.querySelectorAll('g.mark-area path').length") == 2
+    subtitle = page.eval_on_selector("#chart-roc svg g.role-title-subtitle text", "t => [...t.children].map(c => c.textContent)")
+    assert subtitle == ["grey: binning band (the exact curve lies inside)",
+                        "light blue: 95% CI of the TPR at each threshold (Wilson, pointwise)"]
+    sets = list(page.evaluate("() => SPECS.roc.datasets").values())
+    page.close()
+    box = next(d for d in sets if d and "box_lower" in d[0])
+    f = np.array([d["fpr"] for d in box])
+    lo, hi = np.array([d["box_lower"] for d in box]), np.array([d["box_upper"] for d in box])
+    # Every point of scikit-learn's exact curve lies in a box between two consecutive plotted points.
+    fpr, tpr, _ = roc_curve(y, s, drop_intermediate=False)
+    assert len(box) <= 21 and (hi - lo).max() > 0.05
+    for fx, tx in zip(fpr, tpr, strict=True):
+        right = np.r_[f[1:], 1.0]
+        inside = (f - 1e-12 <= fx) & (fx <= right + 1e-12) & (lo - 1e-12 <= tx) & (tx <= hi + 1e-12)
+        assert inside.any() or (fx, tx) in ((0.0, 0.0), (1.0, 1.0)), (fx, tx)
+    # The CI band is Wilson's interval of tp out of P at each plotted threshold, by hand.
+    P = float(y.sum())
+    z = 1.959963984540054
+    for d in (d for d in sets if d and "tpr_ci_lower" in d[0]):
+        for row in d:
+            tp = row["tpr"] * P
+            centre, half = (tp + z * z / 2) / (P + z * z), z * np.sqrt(tp * (P - tp) / P + z * z / 4) / (P + z * z)
+            assert row["tpr_ci_lower"] == pytest.approx(centre - half, abs=1e-9)
+            assert row["tpr_ci_upper"] == pytest.approx(centre + half, abs=1e-9)
+    assert "CI of the TPR" not in Report.from_sketch(r.sketch).to_html()

@@ -35,16 +35,38 @@ def _sweep_tooltip() -> list[Any]:
             _fmt("precision", "precision"), _fmt("f1", "F1"), _fmt("tp", "tp", ",.6~g"), _fmt("fp", "fp", ",.6~g")]
 
 
-def roc(sw: Any, auc_text: str) -> Any:
+def roc(sw: Any, auc_text: str, ci: tuple[float, str] | None = None) -> Any:
+    """ROC curve with the chance diagonal, the binning band and, with ``ci = (level, method)``,
+    the pointwise confidence band of the TPR (columns ``tpr_ci_lower``/``tpr_ci_upper`` of ``sw``).
+
+    The binning band: between two consecutive exact points (bin edges) the exact curve of all rows
+    is a monotone staircase, so it lies in the box spanned by the two points; the band is the union
+    of those boxes (visible only where a bin holds many rows of both classes).
+    """
     import altair as alt
 
+    x = alt.X("fpr:Q", title="false positive rate", scale=alt.Scale(domain=[0, 1]))
+    layers = []
+    if ci is not None:
+        layers.append(alt.Chart(sw).mark_area(color=PALETTE[5], opacity=0.35).encode(
+            x=x, y=alt.Y("tpr_ci_lower:Q", title="true positive rate (recall)"), y2="tpr_ci_upper:Q",
+            tooltip=[_fmt("threshold", "threshold", ".6~g"), _fmt("tpr_ci_lower", f"TPR {ci[0]:.0%} CI lower"),
+                     _fmt("tpr_ci_upper", f"TPR {ci[0]:.0%} CI upper")]))
+    f, t = np.r_[0.0, sw.fpr.to_numpy()], np.r_[0.0, sw.tpr.to_numpy()]  # from the (0, 0) corner
+    box = _frame({"fpr": f, "box_lower": t, "box_upper": np.r_[t[1:], t[-1:]]})
+    layers.append(alt.Chart(box).mark_area(color="#999999", opacity=0.5, interpolate="step-after").encode(
+        x=x, y=alt.Y("box_lower:Q", title="true positive rate (recall)"), y2="box_upper:Q"))
     base = alt.Chart(sw).mark_line(color=PALETTE[0], point=alt.OverlayMarkDef(size=12, opacity=0.01)).encode(
         x=alt.X("fpr:Q", title="false positive rate", scale=alt.Scale(domain=[0, 1])),
         y=alt.Y("tpr:Q", title="true positive rate (recall)", scale=alt.Scale(domain=[0, 1])),
         order="threshold_rank:Q", tooltip=_sweep_tooltip())
     chance = alt.Chart(_frame({"x": np.array([0.0, 1.0]), "y": np.array([0.0, 1.0])})).mark_line(
         color="#888888", strokeDash=[4, 4]).encode(x="x:Q", y="y:Q")
-    return (chance + base).properties(title=f"ROC curve ({auc_text})", width=WIDTH, height=HEIGHT)
+    sub = ["grey: binning band (the exact curve lies inside)"]
+    if ci is not None:
+        sub.append(f"light blue: {ci[0]:.0%} CI of the TPR at each threshold ({ci[1]}, pointwise)")
+    return alt.layer(chance, *layers, base).properties(
+        title=alt.TitleParams(f"ROC curve ({auc_text})", subtitle=sub, subtitleFontSize=10), width=WIDTH, height=HEIGHT)
 
 
 def pr(sw: Any, prevalence: float, ap_text: str) -> Any:
@@ -202,7 +224,12 @@ def binary_charts(sketch: Any, report: Any, thresholds: list[float]) -> tuple[li
         auc = m.get("roc_auc", {}) or {}
         ap = m.get("average_precision", {}) or {}
         prevalence = float(sketch.positive_weight) / float(sketch.positive_weight + sketch.negative_weight)
-        charts.append(("roc", roc(sw, f"AUC {auc.get('value', float('nan')):.4g}")))
+        ci = None
+        if isinstance(auc.get("ci"), dict):
+            level = float(auc["ci"].get("level", 0.95))
+            sw["tpr_ci_lower"], sw["tpr_ci_upper"] = data.tpr_ci(sw["tp"].to_numpy(), float(sketch.positive_weight), level)
+            ci = (level, "Wilson")
+        charts.append(("roc", roc(sw, f"AUC {auc.get('value', float('nan')):.4g}", ci)))
         charts.append(("pr", pr(sw, prevalence, f"AP {ap.get('value', float('nan')):.4g}")))
         charts.append(("sweep", sweep_chart(sw, thresholds)))
         charts.append(("far_frr", far_frr(sw, sketch.equal_error_rate())))

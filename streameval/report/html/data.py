@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["MAX_POINTS", "both_classes", "sweep", "score_distribution", "calibration", "det", "downsample"]
+__all__ = ["MAX_POINTS", "both_classes", "sweep", "score_distribution", "calibration", "det", "downsample", "tpr_ci"]
 
 MAX_POINTS = 800  # x 5 metrics in the long-form sweep stays under Altair's 5,000-row guard
 
@@ -97,3 +97,30 @@ def det(sketch: Any, max_points: int = MAX_POINTS) -> dict[str, np.ndarray]:
     x = np.asarray(norm.ppf(np.clip(fpr[idx], 1e-6, 1 - 1e-6)), dtype=np.float64)
     y = np.asarray(norm.ppf(np.clip(fnr[idx], 1e-6, 1 - 1e-6)), dtype=np.float64)
     return {"threshold": thr[idx], "fpr": fpr[idx], "fnr": fnr[idx], "x": x, "y": y}
+
+
+def tpr_ci(tp: np.ndarray, positives: float, level: float = 0.95, method: str = "wilson"
+           ) -> tuple[np.ndarray, np.ndarray]:
+    """Pointwise confidence interval of the true positive rate at each plotted threshold.
+
+    Parameters
+    ----------
+    tp : ndarray of shape (n,)
+        Positives (weight) with score at or above each threshold; the thresholds are the sketch's
+        exact ones (bin edges), so ``tp`` is the count the exact rows give there.
+    positives : float
+        All positives (weight), the binomial ``n``.
+    level : float, default 0.95
+    method : {"wilson", "clopper_pearson", "jeffreys"}, default "wilson"
+        See :func:`streameval.stats.proportion_ci`.
+
+    Returns
+    -------
+    lower, upper : ndarray of shape (n,)
+        The interval of ``tp / positives`` at each threshold, holding the threshold fixed
+        (vertical, pointwise: not a simultaneous band for the whole curve).
+    """
+    from ...stats import proportion_ci
+
+    pairs = [proportion_ci(min(max(float(x), 0.0), positives), positives, level, method) for x in tp]
+    return np.array([c.ci_lower for c in pairs]), np.array([c.ci_upper for c in pairs])
