@@ -267,3 +267,84 @@ def test_integer_window_flooring_equals_arrow(spec):
     ref = pc.floor_temporal(days.cast(pa.timestamp("us")).cast(pa.timestamp("us", tz="UTC")), multiple=win.multiple,
                             unit=win.unit, week_starts_monday=True)
     assert window_starts(days, win).equals(ref)
+
+
+def _per_group_reference(ss: SketchSet, thresholds, positive_if):
+    """Each group's columns from its own BinarySketch (the one-sketch metric code)."""
+    import math
+    import warnings
+
+    from streameval import BinarySketch
+
+    def num(x):
+        return None if x is None or not math.isfinite(x) else float(x)
+
+    out = {}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for key in ss.keys():
+            row = {}
+            counts = ss.counts(key)
+            try:
+                est = ss.unlabelled_estimate(key) if counts["n_unlabelled"] else BinarySketch(ss.grid)
+            except ValueError:
+                est = BinarySketch(ss.grid)
+            for prefix, sk in (("", ss.sketch(key)), ("est_", est)):
+                t = sk.table()
+                row[prefix + "positives"], row[prefix + "negatives"] = t.P, t.N
+                row[prefix + "prevalence"] = t.P / (t.P + t.N) if t.P + t.N > 0 else None
+                for name in ("roc_auc", "average_precision"):
+                    e = getattr(sk, name)() if t.P > 0 and t.N > 0 else None
+                    for suffix, attr in (("", "value"), ("_lower", "lower"), ("_upper", "upper")):
+                        row[prefix + name + suffix] = None if e is None else num(getattr(e, attr))
+                for th in thresholds:
+                    c = sk.confusion(th, positive_if=positive_if) if t.P + t.N > 0 else None
+                    for rate in ("precision", "recall", "fpr", "f1"):
+                        row[f"{prefix}{rate}@{th:g}"] = None if c is None else num(getattr(c, rate))
+            for name in ("log_loss", "brier_score"):
+                try:
+                    row[name.replace("_score", "")] = num(getattr(ss.sketch(key), name)())
+                except ValueError:
+                    row[name.replace("_score", "")] = None
+            out[key] = row
+    return out
+
+
+@pytest.mark.parametrize("weighted,decimals,positive_if", [(False, 3, ">="), (True, None, ">="), (False, None, ">")])
+def test_vectorized_table_equals_each_groups_binary_sketch(weighted, decimals, positive_if):
+    """The table's columns, computed for all groups at once, equal each group's BinarySketch
+    results bit for bit, with unit or real weights (sums are added in NumPy's order).
+    Covers unlabelled rows (est_ columns), one-class and label-less groups, thresholds inside
+    bins (nearest exact threshold) and a group with scores outside [0, 1]."""
+    df = _frame(n=20_000, seed=21, decimals=decimals, unlabelled=0.2)
+    df.loc[(df.country == "us") & (df.model == 2), "y"] = 1.0  # one class
+    df.loc[(df.country == "de") & (df.model == 1), "y"] = np.nan  # labels not arrived at all
+    odd = (df.country == "fr") & (df.model == 0)
+    df.loc[odd, "s"] = df.loc[odd, "s"] * 3 - 1  # outside [0, 1]: no log loss, no estimate
+    ss = _build(df, 6000, weighted, grid=None if decimals == 3 else LinearGrid(-1, 2, 50))
+    thresholds = [0.5, 0.2371]
+    table = SliceTable.from_sketchset(ss, thresholds=thresholds, positive_if=positive_if)
+    expected = _per_group_reference(ss, thresholds, positive_if)
+    assert len(table.rows) == len(expected) == 12
+    compared = 0
+    for row in table.rows:
+        want = expected[tuple(row[k] for k in ss.key_names)]
+        for col, value in want.items():
+            got = row[col]
+            assert got == value, (col, got, value)  # bit for bit, weighted or not
+            compared += value is not None
+    assert compared > 12 * 30  # most columns are defined and were compared
+    assert any("nearest exact threshold" in n for n in table.notes) or decimals == 3
+
+
+def test_segment_sums_add_in_numpys_order():
+    from streameval.kernels.grouped import segment_cumsum, segment_sum
+
+    rng = np.random.default_rng(22)
+    x = rng.random(50_000) * rng.choice([1.0, 1e-9, 1e9], 50_000)
+    starts = np.unique(np.r_[0, rng.choice(50_000, 60), np.arange(7, 30), 1000, 1001, 50_000])
+    starts = np.r_[starts[:3], starts[2], starts[3:]]  # an empty segment
+    sums, runs = segment_sum(x, starts), segment_cumsum(x, starts)
+    for g, (a, b) in enumerate(zip(starts[:-1], starts[1:], strict=True)):
+        assert sums[g] == np.sum(x[a:b])
+        assert np.array_equal(runs[a:b], np.cumsum(x[a:b]))

@@ -32,7 +32,7 @@ from .binary import BLOCK, LOG_LOSS_EPS, PREFETCH_DISTANCE, _block_keys
 from .cache import ENABLED as CACHE
 from .intrinsics import log_pos, prefetch
 
-__all__ = ["new_table", "reserve", "grouped_update", "drain", "merge_sorted", "MAX_CODE", "SLOT"]
+__all__ = ["new_table", "reserve", "grouped_update", "drain", "merge_sorted", "segment_cumsum", "segment_sum", "MAX_CODE", "SLOT"]
 
 SLOT = 5
 """Float64 fields per slot: code, weight, min, max, score_sum."""
@@ -327,3 +327,59 @@ def merge_sorted(code_a: np.ndarray, cell_a: np.ndarray, code_b: np.ndarray,
     cells = np.empty((codes.shape[0], 4), dtype=np.float64)
     k = _merge_sorted(code_a, np.ascontiguousarray(cell_a), code_b, np.ascontiguousarray(cell_b), codes, cells)
     return codes[:k], cells[:k]
+
+
+@nb.njit(nogil=True, cache=CACHE, boundscheck=False)
+def segment_cumsum(x, starts):  # type: ignore[no-untyped-def]
+    """Running sums restarted at each segment ``[starts[g], starts[g + 1])``, added left to right
+    as ``np.cumsum`` does (so each segment's sums equal ``np.cumsum`` of it, bit for bit)."""
+    out = np.empty_like(x)
+    for g in range(starts.shape[0] - 1):
+        acc = 0.0
+        for i in range(starts[g], starts[g + 1]):
+            acc += x[i]
+            out[i] = acc
+    return out
+
+
+@nb.njit(nogil=True, inline="always")
+def _pairwise(x, a, n):  # type: ignore[no-untyped-def]
+    """NumPy's pairwise summation of ``x[a:a + n]`` (``pairwise_sum`` in its float loops)."""
+    if n < 8:
+        res = 0.0
+        for i in range(a, a + n):
+            res += x[i]
+        return res
+    if n <= 128:
+        r = np.empty(8)
+        for j in range(8):
+            r[j] = x[a + j]
+        i = 8
+        while i < n - (n % 8):
+            for j in range(8):
+                r[j] += x[a + i + j]
+            i += 8
+        res = ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7]))
+        while i < n:
+            res += x[a + i]
+            i += 1
+        return res
+    n2 = n // 2
+    n2 -= n2 % 8
+    return _pairwise_rec(x, a, n2) + _pairwise_rec(x, a + n2, n - n2)
+
+
+@nb.njit(nogil=True)
+def _pairwise_rec(x, a, n):  # type: ignore[no-untyped-def]
+    return _pairwise(x, a, n)
+
+
+@nb.njit(nogil=True, cache=CACHE, boundscheck=False)
+def segment_sum(x, starts):  # type: ignore[no-untyped-def]
+    """``np.sum`` of each segment ``x[starts[g]:starts[g + 1]]`` with NumPy's own order of
+    additions (its pairwise summation), so each result equals ``np.sum`` of that segment bit for
+    bit; 0 for an empty segment."""
+    out = np.zeros(starts.shape[0] - 1)
+    for g in range(starts.shape[0] - 1):
+        out[g] = _pairwise_rec(x, starts[g], starts[g + 1] - starts[g])
+    return out

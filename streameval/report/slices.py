@@ -18,10 +18,12 @@ import warnings
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
-from ..errors import InexactThresholdWarning, UndefinedMetricWarning
+import numpy as np
+
+from ..errors import UndefinedMetricWarning
+from ..metrics.segmented import SegmentedTable, segmented_average_precision, segmented_confusion, segmented_roc_auc
 from ..metrics.thresholds import check_rule
-from ..sketch.binary import BinarySketch
-from ..sketch.sketchset import SketchSet
+from ..sketch.sketchset import UNLABELLED, SketchSet
 
 __all__ = ["SliceTable", "SLICE_SCHEMA_VERSION"]
 
@@ -33,41 +35,82 @@ _HEADERS = {"labelled_fraction": "labelled", "average_precision": "AP", "prevale
 _SCREEN = ("n_rows", "labelled_fraction", "prevalence", "roc_auc", "average_precision", "log_loss")
 
 
-def _num(x: Any) -> float | None:
-    x = float(x)
-    return x if math.isfinite(x) else None
+def _nulls(values: np.ndarray) -> list[float | None]:
+    """Floats as a column: NaN and infinities become None (undefined, JSON null)."""
+    return [x if math.isfinite(x) else None for x in np.asarray(values, dtype=np.float64).tolist()]
 
 
-def _metric_columns(row: dict[str, Any], sk: BinarySketch, thresholds: Sequence[float], positive_if: str,
-                    prefix: str = "", ci: Any = None) -> None:
-    t = sk.table()
+def _area_data(data: dict[str, list[Any]], t: SegmentedTable, prefix: str = "") -> None:
+    """Counts, prevalence, ROC-AUC and average precision (with binning bounds) of every group."""
     total = t.P + t.N
-    row[prefix + "positives"] = _num(t.P)
-    row[prefix + "negatives"] = _num(t.N)
-    row[prefix + "prevalence"] = _num(t.P / total) if total > 0 else None
-    for name, get in (("roc_auc", sk.roc_auc), ("average_precision", sk.average_precision)):
-        if t.P > 0 and t.N > 0:
-            e = get()
-            row[prefix + name], row[prefix + name + "_lower"], row[prefix + name + "_upper"] = (
-                _num(e.value), _num(e.lower), _num(e.upper))
-        else:
-            row[prefix + name] = row[prefix + name + "_lower"] = row[prefix + name + "_upper"] = None
-    if ci is not None:
-        from ..stats import roc_auc_ci
+    data[prefix + "positives"] = _nulls(t.P)
+    data[prefix + "negatives"] = _nulls(t.N)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        data[prefix + "prevalence"] = _nulls(np.where(total > 0, t.P / total, np.nan))
+    both = (t.P > 0) & (t.N > 0)
+    for name, metric in (("roc_auc", segmented_roc_auc), ("average_precision", segmented_average_precision)):
+        for suffix, values in zip(("", "_lower", "_upper"), metric(t), strict=True):
+            data[prefix + name + suffix] = _nulls(np.where(both, values, np.nan))
 
-        band = roc_auc_ci(t, ci.level, ci.auc_method) if t.P > 0 and t.N > 0 else None
-        row["roc_auc_ci_lower"] = None if band is None else _num(band.ci_lower)
-        row["roc_auc_ci_upper"] = None if band is None else _num(band.ci_upper)
-    if not prefix:
-        for name, loss in (("log_loss", sk.log_loss), ("brier", sk.brier_score)):
-            try:
-                row[name] = _num(loss())
-            except ValueError:  # scores outside [0, 1]
-                row[name] = None
+
+def _rate_data(data: dict[str, list[Any]], t: SegmentedTable, grid: Any, thresholds: Sequence[float],
+               positive_if: str, prefix: str = "") -> int:
+    """Precision, recall, FPR and F1 of every group at each threshold; returns how many
+    (group, threshold) counts fell inside a bin and were moved to the nearest exact threshold."""
+    inexact = 0
+    defined = (t.P + t.N) > 0
     for th in thresholds:
-        c = sk.confusion(th, positive_if=positive_if) if total > 0 else None
+        t_ge = float(np.nextafter(th, np.inf)) if positive_if == ">" else th
+        key = int(grid.bin_index(np.array([t_ge]))[0])
+        tp, fp, exact = segmented_confusion(t, key, t_ge)
+        inexact += int(np.count_nonzero(~exact & defined))
+        fn, tn = t.P - tp, t.N - fp
+        pos, neg = tp + fn, fp + tn
+        with np.errstate(invalid="ignore", divide="ignore"):
+            f1_den = 2.0 * tp + 1.0 * fn + fp
+            rates = {
+                "precision": np.where(tp + fp == 0, 0.0, tp / (tp + fp)),
+                "recall": np.where(pos == 0, 0.0, tp / pos),
+                "fpr": np.where(neg == 0, np.nan, fp / neg),
+                "f1": np.where(f1_den == 0, 0.0, 2.0 * tp / f1_den),
+            }
         for rate in _RATES:
-            row[f"{prefix}{rate}@{th:g}"] = None if c is None else _num(getattr(c, rate))
+            data[f"{prefix}{rate}@{th:g}"] = _nulls(np.where(defined, rates[rate], np.nan))
+    return inexact
+
+
+def _ci_columns(data: dict[str, list[Any]], sketches: SketchSet, keys: list[Any], ci: Any) -> None:
+    """Sampling confidence intervals of the AUC, group by group (DeLong needs each group's bins)."""
+    from ..stats import roc_auc_ci
+
+    bands = np.full((len(keys), 2), np.nan)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UndefinedMetricWarning)
+        for i, key in enumerate(keys):
+            t = sketches.sketch(key).table()
+            if t.P > 0 and t.N > 0:
+                band = roc_auc_ci(t, ci.level, ci.auc_method)
+                bands[i] = band.ci_lower, band.ci_upper
+    data["roc_auc_ci_lower"], data["roc_auc_ci_upper"] = _nulls(bands[:, 0]), _nulls(bands[:, 1])
+
+
+def _estimate_table(group: np.ndarray, bins: np.ndarray, cls: np.ndarray, cells: np.ndarray, n: int) -> SegmentedTable:
+    """The estimated (CBPE) bin tables of every group's unlabelled rows, as
+    :meth:`SketchSet.unlabelled_estimate` builds them one group at a time: a cell of weight ``w``
+    and score sum ``S`` counts ``S`` as positive and ``w - S`` as negative weight. Groups with an
+    unlabelled score outside [0, 1] get no estimate (an empty table)."""
+    mine = cls == UNLABELLED
+    g, b, c = group[mine], bins[mine], cells[mine]
+    bad = np.bincount(g, weights=(c[:, 1] < 0) | (c[:, 2] > 1), minlength=n) > 0
+    ok = ~bad[g]
+    g, b, c = g[ok], b[ok], c[ok]
+    pos = np.clip(c[:, 3], 0.0, c[:, 0])
+    weight = np.stack([c[:, 0] - pos, pos], axis=1).reshape(-1)  # class 0 then 1 per bin: sorted order
+    out = np.repeat(c, 2, axis=0)
+    out[:, 0] = weight
+    keep = weight > 0
+    return SegmentedTable.from_cells(np.repeat(g, 2)[keep], np.repeat(b, 2)[keep],
+                                     np.tile(np.array([0, 1], dtype=np.int64), g.shape[0])[keep], out[keep], n)
 
 
 @dataclass
@@ -130,28 +173,32 @@ class SliceTable:
         """
         check_rule(positive_if)
         thresholds = [float(t) for t in thresholds]
-        rows: list[dict[str, Any]] = []
-        inexact = 0
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always")
-            for key, sk in sketches.items():
-                counts = sketches.counts(key)
-                row: dict[str, Any] = dict(zip(sketches.key_names, key, strict=True))
-                row["n_rows"] = counts["n_rows"]
-                labelled = counts["n_rows"] - counts["n_unlabelled"]
-                row["n_labelled"] = labelled
-                row["labelled_fraction"] = labelled / counts["n_rows"] if counts["n_rows"] else None
-                _metric_columns(row, sk, thresholds, positive_if, ci=ci)
-                est = _estimate(sketches, key, counts)
-                _metric_columns(row, est if est is not None else BinarySketch(sketches.grid), thresholds,
-                                positive_if, prefix="est_")
-                rows.append(row)
-        for w in caught:
-            if issubclass(w.category, InexactThresholdWarning):
-                inexact += 1
-            elif not issubclass(w.category, UndefinedMetricWarning):
-                warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
-        columns = list(rows[0]) if rows else list(sketches.key_names)
+        keys = sketches.keys()
+        ctr = sketches.group_counters()
+        group, bins, klass, cells = sketches.cell_columns()
+        n = len(keys)
+        labelled_cells = klass != UNLABELLED
+        lab = SegmentedTable.from_cells(group[labelled_cells], bins[labelled_cells], klass[labelled_cells],
+                                        cells[labelled_cells], n)
+        est = _estimate_table(group, bins, klass, cells, n)
+        data: dict[str, list[Any]] = {name: [k[i] for k in keys] for i, name in enumerate(sketches.key_names)}
+        data["n_rows"] = ctr["n_rows"].tolist()
+        n_labelled = ctr["n_rows"] - ctr["n_unlabelled"]
+        data["n_labelled"] = n_labelled.tolist()
+        with np.errstate(invalid="ignore", divide="ignore"):
+            data["labelled_fraction"] = _nulls(n_labelled / ctr["n_rows"])
+        _area_data(data, lab)
+        if ci is not None:
+            _ci_columns(data, sketches, keys, ci)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            for name, total in (("log_loss", ctr["log_loss_sum"]), ("brier", ctr["brier_sum"])):
+                value = np.where(ctr["n_outside"] > 0, np.nan, total / ctr["prob_weight"])  # outside [0, 1]: undefined
+                data[name] = _nulls(np.where(ctr["prob_weight"] > 0, value, np.nan))
+        inexact = _rate_data(data, lab, sketches.grid, thresholds, positive_if)
+        _area_data(data, est, "est_")
+        inexact += _rate_data(data, est, sketches.grid, thresholds, positive_if, "est_")
+        columns = list(data)
+        rows = [dict(zip(columns, values, strict=True)) for values in zip(*data.values(), strict=True)]
         notes = []
         if inexact:
             notes.append(
@@ -303,15 +350,6 @@ class SliceTable:
 
     def __str__(self) -> str:
         return self.to_text()
-
-
-def _estimate(sketches: SketchSet, key: Any, counts: dict[str, Any]) -> BinarySketch | None:
-    if not counts["n_unlabelled"]:
-        return None
-    try:
-        return sketches.unlabelled_estimate(key)
-    except ValueError:  # scores are not probabilities: no estimate
-        return None
 
 
 def _json_value(v: Any) -> Any:

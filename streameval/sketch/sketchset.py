@@ -337,6 +337,25 @@ class SketchSet:
         a, b = np.searchsorted(self._code, [gid * span, (gid + 1) * span])
         return self._code[a:b] - gid * span, self._cell[a:b]
 
+    def cell_columns(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """All cells as columns ``(group, bin, class, cells)``, sorted by (group, bin, class).
+
+        ``group`` indexes :meth:`keys`; ``class`` is 0 (negative), 1 (positive) or 2 (label not
+        arrived, :data:`UNLABELLED`); ``cells`` has shape (k, 4): ``[weight, min, max, score_sum]``.
+        The arrays are the set's own: do not modify them.
+        """
+        self._consolidate()
+        span = 3 * self.grid.n_bins
+        rest = self._code % span
+        return self._code // span, rest // 3, rest % 3, self._cell
+
+    def group_counters(self) -> dict[str, np.ndarray]:
+        """Every group's counters as arrays in :meth:`keys` order (see :meth:`counts`)."""
+        n = len(self._keys)
+        out: dict[str, np.ndarray] = {name: self._ctr[:n, i].astype(np.int64) for i, name in enumerate(_INT)}
+        out.update({name: self._ctr[:n, len(_INT) + i].copy() for i, name in enumerate(_FLOAT)})
+        return out
+
     def _gid(self, key: Key | Any) -> int:
         key = key if isinstance(key, tuple) else (key,)
         if key not in self._index:
