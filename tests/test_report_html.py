@@ -366,3 +366,72 @@ def test_roc_binning_band_and_ci_band(browser, tmp_path):
             assert row["tpr_ci_lower"] == pytest.approx(centre - half, abs=1e-9)
             assert row["tpr_ci_upper"] == pytest.approx(centre + half, abs=1e-9)
     assert "CI of the TPR" not in Report.from_sketch(r.sketch).to_html()
+
+
+# -- static images --------------------------------------------------------------------------------
+
+def _png_size(data: bytes) -> tuple[int, int]:
+    """Width and height of a PNG, after checking it whole: signature, every chunk's CRC, and the
+    image data inflating to exactly one filter byte plus ``width x channels`` bytes per row."""
+    import struct
+    import zlib
+
+    assert data[:8] == b"\x89PNG\r\n\x1a\n"
+    pos, chunks = 8, []
+    while pos < len(data):
+        length, kind = struct.unpack(">I4s", data[pos:pos + 8])
+        body = data[pos + 8:pos + 8 + length]
+        assert struct.unpack(">I", data[pos + 8 + length:pos + 12 + length])[0] == zlib.crc32(kind + body)
+        chunks.append((kind, body))
+        pos += 12 + length
+    assert chunks[0][0] == b"IHDR" and chunks[-1][0] == b"IEND"
+    w, h, depth, colour = struct.unpack(">IIBB", chunks[0][1][:10])
+    channels = {0: 1, 2: 3, 4: 2, 6: 4}[colour]
+    assert depth == 8
+    pixels = zlib.decompress(b"".join(body for kind, body in chunks if kind == b"IDAT"))
+    assert len(pixels) == h * (1 + w * channels)
+    assert len(set(pixels)) > 20  # not a blank image
+    return w, h
+
+
+def test_report_to_png_writes_valid_images(report, tmp_path):
+    r, _ = report
+    files = r.to_png(tmp_path / "png")
+    assert [f.name for f in files] == [f"{c}.png" for c in ("distribution", "roc", "pr", "sweep", "far_frr", "det", "ks",
+                                                            "gains", "calibration")]
+    for f in files:
+        w, h = _png_size(f.read_bytes())
+        assert w > 500 and h > 400  # scale 2: a 320 x 260 chart with its axes
+    svg = r.to_png(tmp_path / "svg", format="svg")
+    import xml.etree.ElementTree as ET
+
+    assert ET.parse(svg[1]).getroot().tag.endswith("svg")
+    with pytest.raises(ValueError, match="png or svg"):
+        r.to_png(tmp_path, format="gif")
+
+
+def test_png_of_one_class_and_sliced_results(sliced, tmp_path):
+    from streameval.report.html import write_images
+
+    s = BinarySketch().update(np.ones(100, dtype=int), np.linspace(0.01, 0.99, 100))
+    assert [f.name for f in Report.from_sketch(s).to_png(tmp_path / "one")] == ["distribution.png", "calibration.png"]
+    table, *_ = sliced
+    (png,) = write_images(table, tmp_path / "slices")
+    assert png.name == "monitor.png" and min(_png_size(png.read_bytes())) > 1000
+
+
+def test_cli_png_option(tmp_path):
+    from typer.testing import CliRunner
+
+    from streameval.cli.main import app
+
+    data = tmp_path / "log.parquet"
+    synthetic.write_parquet(data, 5_000, seed=8)
+    out = tmp_path / "plots"
+    run = CliRunner().invoke(app, ["eval", str(data), "-s", "score", "-l", "label", "-q", "--png", str(out),
+                                   "--save-sketch", str(tmp_path / "s.sketch")])
+    assert run.exit_code == 0, run.output
+    assert len(list(out.glob("*.png"))) == 9
+    run = CliRunner().invoke(app, ["report", str(tmp_path / "s.sketch"), "--svg", str(tmp_path / "svg")])
+    assert run.exit_code == 0, run.output
+    assert sorted(p.name for p in (tmp_path / "svg").glob("*.svg"))[:2] == ["calibration.svg", "det.svg"]

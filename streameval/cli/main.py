@@ -221,6 +221,17 @@ def _write_html(report: Any, path: Optional[Path], alerts: Any = None) -> None:
         write_html(report, path, alerts=alerts)
 
 
+def _write_images(report: Any, png_dir: Optional[Path], svg_dir: Optional[Path], **options: Any) -> None:
+    """Write the report's plots as PNG and/or SVG files (vl-convert; no browser)."""
+    if png_dir is None and svg_dir is None:
+        return
+    from ..report.html.images import write_images
+
+    for fmt, directory in (("png", png_dir), ("svg", svg_dir)):
+        if directory is not None:
+            write_images(report, directory, fmt, **options)
+
+
 def _emit(report: Any, fmt: Format, output: Optional[Path], quiet: bool = False) -> None:
     """Write the report as asked; ``quiet`` drops only the default terminal table, never asked-for output."""
     if fmt == Format.json:
@@ -309,6 +320,8 @@ def eval_cmd(
     rate_ci: RateCI = typer.Option(RateCI.wilson, "--rate-ci", help="Rate interval method for --ci."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar, and no table on the terminal (asked-for --format or -o output still comes)."),
     html_path: Optional[Path] = typer.Option(None, "--html", metavar="FILE", help="Also write a self-contained HTML report with plots to FILE."),
+    png_dir: Optional[Path] = typer.Option(None, "--png", metavar="DIR", help="Also write the report's plots as PNG files (one per plot) to DIR; --svg for SVG."),
+    svg_dir: Optional[Path] = typer.Option(None, "--svg", metavar="DIR", help="Also write the report's plots as SVG files to DIR."),
     engine: Engine = typer.Option(Engine.local, "--engine", help="Where to evaluate files: here, on Spark (active session, else SPARK_MASTER or local[*]) or on Dask (active client)."),
 ) -> None:
     """Evaluate a prediction log: read it batch by batch and report metrics with their bounds."""
@@ -393,6 +406,7 @@ def eval_cmd(
             report.provenance["sketch_file"] = str(save)
         _emit(report, fmt_, output, quiet=quiet and fmt is None and "format" not in cfg)
         _write_html(report, html_path)
+        _write_images(report, png_dir, svg_dir)
         failed = _check_gates(report, gates)
         if failed:
             typer.echo("gate failed: " + "; ".join(failed), err=True)
@@ -455,6 +469,8 @@ def report_cmd(
     auc_ci: AucCI = typer.Option(AucCI.delong, "--auc-ci", help="ROC-AUC interval method for --ci."),
     rate_ci: RateCI = typer.Option(RateCI.wilson, "--rate-ci", help="Rate interval method for --ci."),
     html_path: Optional[Path] = typer.Option(None, "--html", metavar="FILE", help="Also write a self-contained HTML report with plots to FILE."),
+    png_dir: Optional[Path] = typer.Option(None, "--png", metavar="DIR", help="Also write the report's plots as PNG files (one per plot) to DIR; --svg for SVG."),
+    svg_dir: Optional[Path] = typer.Option(None, "--svg", metavar="DIR", help="Also write the report's plots as SVG files to DIR."),
 ) -> None:
     """Report the metrics of a saved sketch (no data needed)."""
 
@@ -475,6 +491,7 @@ def report_cmd(
                                         positive_if=rule.value, ci=_ci(ci, level, auc_ci, rate_ci))
         _emit(report, fmt, output)
         _write_html(report, html_path)
+        _write_images(report, png_dir, svg_dir)
 
     _run(body)
 

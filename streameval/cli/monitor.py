@@ -103,7 +103,8 @@ def report_cmd(
     fmt: Optional[str] = typer.Option("table", "--format", "-f", help="table, json, csv or markdown."),
     output: Optional[Path] = typer.Option(None, "--output", "-o", metavar="FILE", help="Write to this file."),
     html_path: Optional[Path] = typer.Option(None, "--html", metavar="FILE", help="Also write a self-contained HTML page: metrics over windows per slice, PSI, worst slices."),
-    alerts: Optional[Path] = typer.Option(None, "--alerts", metavar="FILE", help="With --html: mark the alerts of this `monitor check --format json` output."),
+    alerts: Optional[Path] = typer.Option(None, "--alerts", metavar="FILE", help="With --html or --png: mark the alerts of this `monitor check --format json` output."),
+    png_dir: Optional[Path] = typer.Option(None, "--png", metavar="DIR", help="Also write the plots as PNG files to DIR."),
 ) -> None:
     """Merge the store on read and print one row per (window, slice)."""
     cli = _shared()
@@ -133,6 +134,7 @@ def report_cmd(
             except (OSError, ValueError) as exc:
                 raise cli.UsageError(f"--alerts {alerts}: not the JSON of `monitor check --format json` ({exc})") from None
         cli._write_html(table, html_path, alert_doc)
+        cli._write_images(table, png_dir, None, alerts=alert_doc)
 
     cli._run(body)
 
