@@ -39,6 +39,7 @@ _LAZY: dict[str, str] = {
     "MulticlassSketch": ".sketch.multiclass",
     "SketchSet": ".sketch.sketchset",
     "compare": ".stats",
+    "compare_paired": ".paired_eval",
     **dict.fromkeys(("EmptyInputError", "evaluate", "sketch_source"), ".evaluate"),
     "Store": ".monitor",
     "Report": ".report",
@@ -73,6 +74,7 @@ __all__ = [
     "MulticlassSketch",
     "SketchSet",
     "compare",
+    "compare_paired",
     "EmptyInputError",
     "evaluate",
     "sketch_source",
@@ -122,6 +124,7 @@ if TYPE_CHECKING:  # what type checkers and IDEs see; at run time the names load
     from .grid import DEFAULT_GRID, CutGrid, FloatGrid, Grid, LinearGrid, ProbabilityGrid, grid_from_spec, parse_grid
     from .metrics import CalibrationCurve, Confusion, Estimate, ThresholdResult, TopK
     from .monitor import Store
+    from .paired_eval import compare_paired
     from .report import Report
     from .sketch.binary import BinarySketch, load, merge
     from .sketch.multiclass import MulticlassSketch

@@ -39,7 +39,8 @@ from .interval import ConfidenceInterval, check_level
 if TYPE_CHECKING:
     from ..sketch.binary import BinarySketch
 
-__all__ = ["bootstrap_ci", "replicate_estimates", "metric_function", "replicate_sketches", "THRESHOLD_METRICS"]
+__all__ = ["bootstrap_ci", "compare_bootstrap", "replicate_estimates", "metric_function", "replicate_sketches",
+           "THRESHOLD_METRICS"]
 
 THRESHOLD_METRICS = (
     "recall", "precision", "specificity", "npv", "fpr", "fnr", "accuracy", "balanced_accuracy", "f1", "jaccard",
@@ -267,3 +268,103 @@ def bootstrap_ci(sketch: "BinarySketch", metric: str | MetricFn = "roc_auc", lev
     widened = bool(np.any(lo != hi))
     method = f"bootstrap (Poisson, percentile, R={sketch.replicates.n_replicates})"
     return ConfidenceInterval(estimate, ci_lo, ci_hi, level, method, widened=widened)
+
+
+def _p_range(d_lo: np.ndarray, d_hi: np.ndarray) -> tuple[float, float, float]:
+    """Two-sided bootstrap p-value ``min(1, 2 (1 + min(#d <= 0, #d >= 0)) / (R + 1))`` with its
+    range over the binning bounds of the differences (value at the midpoints)."""
+    R = int(d_lo.shape[0])
+
+    def p(d: np.ndarray) -> float:
+        k = min(int(np.count_nonzero(d <= 0)), int(np.count_nonzero(d >= 0)))
+        return min(1.0, 2.0 * (1 + k) / (R + 1))
+
+    mid = p(0.5 * (d_lo + d_hi))
+    k_le = (int(np.count_nonzero(d_hi <= 0)), int(np.count_nonzero(d_lo <= 0)))  # fewest, most at or below 0
+    k_ge = (int(np.count_nonzero(d_lo >= 0)), int(np.count_nonzero(d_hi >= 0)))
+    lo = min(1.0, 2.0 * (1 + min(k_le[0], k_ge[0])) / (R + 1))
+    hi = min(1.0, 2.0 * (1 + min(k_le[1], k_ge[1])) / (R + 1))
+    return mid, min(lo, mid), max(hi, mid)
+
+
+def compare_bootstrap(first: "BinarySketch", second: "BinarySketch", metric: str | MetricFn = "roc_auc",
+                      level: float = 0.95, *, paired: bool, threshold: float | None = None,
+                      positive_if: str = ">=") -> Any:
+    """Bootstrap comparison of a metric between two sketches with replicates: ``first - second``.
+
+    Replicate ``r`` of each sketch gives ``d_r = m(first_r) - m(second_r)``; the interval is the
+    percentile interval of the ``d_r`` (widened over binning: ``[lo_a - hi_b, hi_a - lo_b]`` per
+    replicate) and the p-value ``min(1, 2 (1 + min(#d_r <= 0, #d_r >= 0)) / (R + 1))``.
+
+    Parameters
+    ----------
+    first, second : BinarySketch
+        Both with ``bootstrap=R`` (the same R).
+    metric : str or callable
+        See :func:`metric_function`.
+    level : float in (0, 1)
+    paired : bool
+        True for two models scored on the same rows: the replicates must share their weights
+        (same seed and keying, built over the same rows, as :func:`streameval.compare_paired`
+        does), so ``d_r`` is the difference on one resample. False for independent samples (two
+        periods): their replicates are independent resamples.
+
+    Returns
+    -------
+    Comparison
+        ``method`` ``"bootstrap paired (Poisson, percentile, R=...)"`` or ``"... unpaired ..."``;
+        ``statistic`` is the difference over the replicates' standard deviation.
+
+    Raises
+    ------
+    UsageError
+        Missing replicates, different R; for ``paired``, replicates that are not aligned.
+
+    Warns
+    -----
+    CorrelatedReplicatesWarning
+        Unpaired sketches keyed by position with the same seed (their rows share weights).
+    """
+    from ..sketch.bootstrap import CorrelatedReplicatesWarning
+    from .comparison import Comparison
+
+    level = check_level(level)
+    ra, rb = first.replicates, second.replicates
+    if ra is None or rb is None:
+        raise UsageError("a bootstrap comparison needs both sketches built with bootstrap=R")
+    if ra.n_replicates != rb.n_replicates:
+        raise UsageError(f"the sketches have {ra.n_replicates} and {rb.n_replicates} replicates; use the same R")
+    if paired and (ra.seed != rb.seed or ra.keyed != rb.keyed or first.n_rows != second.n_rows):
+        raise UsageError(
+            "a paired bootstrap needs replicates drawn with the same weights: the same seed and row keys over the same "
+            "rows (streameval.compare_paired builds them so)"
+        )
+    if not paired and ra.seed == rb.seed and "position" in (ra.keyed, rb.keyed):
+        warnings.warn(
+            "unpaired bootstrap of sketches keyed by position with the same seed: rows at the same positions share "
+            "weights; build them with different seeds or with row_id",
+            CorrelatedReplicatesWarning,
+            stacklevel=2,
+        )
+    fn = metric_function(metric, threshold, positive_if)
+    lo_a, hi_a = replicate_estimates(first, fn)
+    lo_b, hi_b = replicate_estimates(second, fn)
+    d_lo, d_hi = lo_a - hi_b, hi_a - lo_b
+    name = metric if isinstance(metric, str) else getattr(metric, "__name__", "metric")
+    ci_lo, ci_hi = percentile_interval(d_lo, d_hi, level, f"the bootstrap comparison of {name}")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UndefinedMetricWarning)
+        _, a_lo, a_hi = _as_bounds(fn(first))
+        _, b_lo, b_hi = _as_bounds(fn(second))
+    estimate = Estimate.from_bounds(a_lo - b_hi, a_hi - b_lo)
+    ok = ~(np.isnan(d_lo) | np.isnan(d_hi))
+    mid = 0.5 * (d_lo[ok] + d_hi[ok])
+    sd = float(np.std(mid, ddof=1)) if mid.shape[0] > 1 else math.nan
+    z = estimate.value / sd if sd > 0 else math.nan
+    p, p_lo, p_hi = _p_range(d_lo[ok], d_hi[ok]) if mid.shape[0] else (math.nan, math.nan, math.nan)
+    kind = "paired" if paired else "unpaired"
+    label = f"bootstrap {kind} (Poisson, percentile, R={ra.n_replicates})"
+    quantity = "ΔAUC" if name in ("roc_auc", "auc") else f"Δ{name}"
+    widened = not (estimate.exact and bool(np.array_equal(d_lo, d_hi, equal_nan=True)))
+    return Comparison(estimate, ci_lo, ci_hi, Estimate.point(z), Estimate(p, p_lo, p_hi), label, level, quantity,
+                      widened=widened)
