@@ -23,6 +23,8 @@ from .sources import DEFAULT_BATCH_ROWS, LABEL, SCORE, WEIGHT, Chunk, Source, co
 
 __all__ = ["evaluate", "sketch_source", "EmptyInputError"]
 
+ROW_ID = "row_id"  # the alias the row-id column is delivered under
+
 
 class EmptyInputError(InputError):
     """The source delivered no rows (empty files, or a filter that matched nothing)."""
@@ -172,11 +174,13 @@ def _consume(
     n = 0
     for chunk in _read_ahead(chunks) if read_ahead else chunks:
         y, s, w = _as_numpy_ready(chunk.batch)
+        names = chunk.batch.schema.names
+        rid = chunk.batch.column(names.index(ROW_ID)) if ROW_ID in names else None
         if n == 0 and pos_label is not None:
             pos_label = _coerce_pos_label(pos_label, y.type)
         start = sketch.n_rows
         try:
-            sketch.update(y, s, w, pos_label=pos_label, nan_policy=nan_policy)
+            sketch.update(y, s, w, pos_label=pos_label, nan_policy=nan_policy, row_id=rid)
         except (InputError, InputTypeError) as exc:
             raise _locate(exc, chunk, start, columns) from None
         n += chunk.batch.num_rows
@@ -196,6 +200,7 @@ def _consume_parts(
     pos_label: Any = None,
     nan_policy: str = "raise",
     on_rows: Callable[[int], None] | None = None,
+    bootstrap: dict[str, int] | None = None,
 ) -> tuple[BinarySketch, int]:
     """Read ``parts`` on ``n_threads`` threads, each decoding and binning into its own sketch.
 
@@ -209,7 +214,7 @@ def _consume_parts(
     part is raised. Label codings are checked across parts as across chunks.
     """
     n_threads = max(1, min(n_threads, len(parts)))
-    sketches = [BinarySketch(grid, threads=1) for _ in range(n_threads)]
+    sketches = [BinarySketch(grid, threads=1, **(bootstrap or {})) for _ in range(n_threads)]
     rows = [0] * n_threads
     negatives: list[tuple[int, Any, str]] = []  # (part, first negative label, file) per thread
     errors: dict[int, BaseException] = {}
@@ -331,6 +336,9 @@ def sketch_source(
     batch_rows: int = DEFAULT_BATCH_ROWS,
     progress: bool | Callable[[int, int | None], None] | None = False,
     threads: int | None = None,
+    bootstrap: int | None = None,
+    seed: int = 0,
+    row_id: str | None = None,
 ) -> tuple[BinarySketch, dict[str, Any]]:
     """Read a source into a sketch; return the sketch and the provenance of the run.
 
@@ -355,20 +363,25 @@ def sketch_source(
     started = _dt.datetime.now(_dt.timezone.utc)
     t0 = _time.perf_counter()
     src: Source = open_source(
-        source, score=score, label=label, weight=weight, where=where, sql=sql, table=table, batch_rows=batch_rows
+        source, score=score, label=label, weight=weight, where=where, sql=sql, table=table, batch_rows=batch_rows,
+        extra_columns={ROW_ID: row_id} if row_id is not None else None,
     )
+    if row_id is not None and not bootstrap:
+        raise UsageError("row_id keys the bootstrap replicates: give bootstrap= (--bootstrap R) with it")
+    boot = {"bootstrap": bootstrap, "seed": seed} if bootstrap else None
     columns = column_map(score, label, weight)
     n_threads = _n_threads(threads)
-    parts = src.parts() if n_threads > 1 else None
+    # Replicates keyed by stream position need the rows in stream order: one reader then.
+    parts = src.parts() if n_threads > 1 and (boot is None or row_id is not None) else None
     from .kernels.cache import compile_timer
 
     with progress_callback(progress, src.rows_estimate, src.description) as on_rows, compile_timer() as compiled:
         if parts is not None and len(parts) > 1:
             sketch, rows = _consume_parts(parts, _grid(grid), n_threads, columns=columns, pos_label=pos_label,
-                                          nan_policy=nan_policy, on_rows=on_rows)
+                                          nan_policy=nan_policy, on_rows=on_rows, bootstrap=boot)
             sketch.threads = threads
         else:
-            sketch = BinarySketch(_grid(grid), threads=n_threads)
+            sketch = BinarySketch(_grid(grid), threads=n_threads, **(boot or {}))
             rows = _consume(src.chunks(), sketch, columns=columns, pos_label=pos_label, nan_policy=nan_policy,
                             on_rows=on_rows, read_ahead=n_threads > 1)
     if rows == 0:
@@ -426,6 +439,9 @@ def evaluate(
     require_labels: bool = False,
     max_groups: int | None = None,
     ci: Any = None,
+    bootstrap: int | None = None,
+    seed: int = 0,
+    row_id: str | None = None,
 ) -> Any:
     """Evaluate a binary classifier's prediction log, streaming it batch by batch.
 
@@ -501,6 +517,16 @@ def evaluate(
         Add sampling confidence intervals (``True`` for 95%, DeLong for AUC, Wilson for rates;
         or a :class:`streameval.report.CIOptions`). They are reported apart from the binning
         bounds, never under the same name.
+    bootstrap : int, optional
+        Keep this many Poisson-bootstrap replicates (binary, unsliced evaluation) for bootstrap
+        intervals of any metric (``CIOptions(auc_method="bootstrap")``,
+        ``report.sketch.ci(metric, method="bootstrap")``); see :class:`BinarySketch`.
+    seed : int, default 0
+        Seed of the replicate weights.
+    row_id : str, optional
+        Column (or expression) of row identifiers keying the replicate weights, so that shards
+        evaluated apart merge into the replicates of one pass. Without it rows are keyed by their
+        position in the stream, which is then read by one thread.
 
     Returns
     -------
@@ -544,8 +570,11 @@ def evaluate(
         from .report.multiclass import MulticlassReport
 
         msk, prov = sketch_multiclass(source, score=score, label=label, weight=weight, grid=grid, where=where,
-                                      sql=sql, table=table, batch_rows=batch_rows, progress=progress)
+                                      sql=sql, table=table, batch_rows=batch_rows, progress=progress, threads=threads)
         return MulticlassReport.from_sketch(msk, provenance=prov)
+    if bootstrap is not None and (by or time is not None or window is not None):
+        raise UsageError("bootstrap replicates are kept for unsliced binary evaluations; use the DeLong/Wilson "
+                         "intervals (--ci) for slices")
     if by or time is not None or window is not None:
         return _evaluate_slices(source, score=score, label=label, weight=weight, grid=grid, pos_label=pos_label,
                                 where=where, sql=sql, table=table, thresholds=thresholds, nan_policy=nan_policy,
@@ -554,6 +583,7 @@ def evaluate(
     sketch, provenance = sketch_source(
         source, score=score, label=label, weight=weight, grid=grid, pos_label=pos_label, where=where,
         sql=sql, table=table, nan_policy=nan_policy, batch_rows=batch_rows, progress=progress, threads=threads,
+        bootstrap=bootstrap, seed=seed, row_id=row_id,
     )
     t0 = _time.perf_counter()
     report = Report.from_sketch(sketch, thresholds=thresholds, provenance=provenance, positive_if=positive_if, ci=ci)

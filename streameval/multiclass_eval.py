@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import fnmatch
 import re
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Iterable, Iterator, Sequence, cast
 
 import numpy as np
 
@@ -18,7 +18,9 @@ from .errors import InputError, InputTypeError, UsageError
 from .progress import progress_callback
 from .sources import DEFAULT_BATCH_ROWS, LABEL, SCORE, WEIGHT, open_source
 
-__all__ = ["is_multiclass_score", "expand_score_columns", "sketch_multiclass"]
+__all__ = ["is_multiclass_score", "expand_score_columns", "sketch_multiclass", "MATRIX_CELLS"]
+
+MATRIX_CELLS = 1 << 22  # scores per batch (rows x K): 16 MiB of float32
 
 
 def is_multiclass_score(score: Any) -> bool:
@@ -86,6 +88,17 @@ def _score_matrix(arrays: list[Any]) -> np.ndarray:
     return out
 
 
+def _prepared(chunks: Iterator[Any], extra: dict[str, str]) -> Iterator[tuple[Any, Any]]:
+    """``(chunk, score matrix or the error assembling it)`` per chunk: run on the reader thread,
+    so that decoding and assembling the next batch overlap binning this one."""
+    for chunk in chunks:
+        b = chunk.batch
+        try:
+            yield chunk, _score_matrix([b.column(SCORE), *(b.column(a) for a in extra)])
+        except (InputError, InputTypeError, ValueError) as exc:
+            yield chunk, exc
+
+
 def sketch_multiclass(
     source: Any,
     *,
@@ -99,8 +112,16 @@ def sketch_multiclass(
     table: str | None = None,
     batch_rows: int = DEFAULT_BATCH_ROWS,
     progress: bool | Callable[[int, int | None], None] | None = False,
+    threads: int | None = None,
 ) -> tuple[Any, dict[str, Any]]:
     """Read a source into a :class:`~streameval.MulticlassSketch`, batch by batch.
+
+    With more than one thread (default: the CPUs available) a reader thread decodes the next
+    batch and assembles its score matrix while the sketch bins this one, its columns shared
+    among ``threads`` threads (:meth:`MulticlassSketch.update`). The rows are binned in their
+    order whatever the thread count, so results do not depend on it. Batches hold at most
+    ``batch_rows`` rows and at most ``MATRIX_CELLS // K`` (a K-column batch is K times wider
+    than a binary one; smaller matrices also stay in cache while their columns are binned).
 
     Returns
     -------
@@ -112,23 +133,30 @@ def sketch_multiclass(
     UsageError, SourceError, InputError
         As :func:`streameval.evaluate`; errors name the file.
     """
-    from .evaluate import EmptyInputError
+    from .evaluate import EmptyInputError, _read_ahead
     from .grid import parse_grid
+    from .sketch.binary import cpu_count
     from .sketch.multiclass import MulticlassSketch
 
+    if threads is not None and (isinstance(threads, bool) or not isinstance(threads, int) or threads < 1):
+        raise UsageError(f"threads must be a positive integer, got {threads!r}")
+    n_threads = threads if threads is not None else cpu_count()
     cols = expand_score_columns(score, source)
     extra = {f"score_{i}": c for i, c in enumerate(cols[1:], start=1)}
+    rows_per_batch = max(1, min(batch_rows, MATRIX_CELLS // len(cols)))
     src = open_source(source, score=cols[0], label=label, weight=weight, where=where, sql=sql, table=table,
-                      batch_rows=batch_rows, extra_columns=extra)
+                      batch_rows=rows_per_batch, extra_columns=extra)
     g = parse_grid(grid) if isinstance(grid, str) else grid
-    sketch = MulticlassSketch(classes=None if classes is None else list(classes), grid=g)
+    sketch = MulticlassSketch(classes=None if classes is None else list(classes), grid=g, threads=n_threads)
     rows = 0
     with progress_callback(progress, src.rows_estimate, src.description) as on_rows:
-        for chunk in src.chunks():
+        prepared = _prepared(src.chunks(), extra)
+        batches = cast(Iterator[tuple[Any, Any]], _read_ahead(cast(Iterable[Any], prepared))) if n_threads > 1 else prepared
+        for chunk, y_score in batches:
             b = chunk.batch
-            arrays = [b.column(SCORE), *(b.column(a) for a in extra)]
             try:
-                y_score = _score_matrix(arrays)
+                if isinstance(y_score, Exception):
+                    raise y_score
                 w = b.column(WEIGHT) if WEIGHT in b.schema.names else None
                 sketch.update(b.column(LABEL), y_score, sample_weight=w)
             except (InputError, InputTypeError, ValueError) as exc:

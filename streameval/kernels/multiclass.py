@@ -1,26 +1,23 @@
 # mypy: disable-error-code="call-arg,no-untyped-call,assignment,var-annotated"
 # (Numba-compiled code: scalar types are Numba's)
-"""The compiled per-chunk loops of a multiclass sketch that the binary kernel does not already provide.
+"""The hash tables of a multiclass sketch with many classes (their dense twin: :mod:`.multiclass_dense`).
 
 A multiclass sketch keeps, on its grid, one binary histogram per score column ``j`` (positives:
 rows of class ``j``; negatives: all other rows) and, on its *pair grid*, one histogram per (true
 class ``t``, column ``j != t``). When their dense states fit a budget they are dense and filled by
-:func:`streameval.kernels.binary.update_state` (one-vs-rest: it *is* the binary kernel, run per column)
-and :func:`pair_dense_chunk` (pairs). Otherwise (many classes) each *shard* is an open-addressing
-hash table: one column's one-vs-rest histogram (entries ``(2, 4)``: the binary cell layout, keyed
-by bin; :func:`ovr_chunk`) or one true class's pairwise histograms (entries ``(4,)`` keyed by
-``column * n_pair_bins + bin``; :func:`pair_chunk`), so memory follows occupied cells, and a shard
-grows (x2, in its own memory map) and compacts on its own. :func:`rows_chunk` keeps the per-row
-statistics: the argmax prediction, the rank of the true class's score, the row-sum check.
+:func:`streameval.kernels.multiclass_dense.dense_columns`. Otherwise (many classes) each *shard* is
+an open-addressing hash table: one column's one-vs-rest histogram (entries ``(2, 4)``: the binary
+cell layout, keyed by bin; :func:`ovr_chunk`) or one true class's pairwise histograms (entries
+``(4,)`` keyed by ``column * n_pair_bins + bin``; :func:`pair_chunk`), so memory follows occupied
+cells, and a shard grows (x2, in its own memory map) and compacts on its own.
 
 Cells have the fields of :mod:`streameval.kernels.binary` (``W, MIN, MAX, SUM``) and scores are binned
 by its ``_block_keys`` (the grid's scalar formula), so a multiclass sketch's one-vs-rest bins are
 bit for bit those of a :class:`~streameval.BinarySketch` fed the same column.
 
-Measured (K = 10, 1M float32 rows, default grid, one core, steady state): one-vs-rest 0.13 s,
-pairs 0.15 s (dense, 16x coarser pair grid), per-row statistics 0.03 s. The same pairs in hash
-tables at full resolution took 0.45-0.6 s: about 50 ns per probe into 200 MB of tables, where a
-dense update costs about 16 ns.
+Measured (K = 10, 1M float32 rows, default grid, one core): the same pairs in hash tables at full
+resolution took 0.45-0.6 s: about 50 ns per probe into 200 MB of tables, where a dense update
+costs about 16 ns.
 """
 
 from __future__ import annotations
@@ -49,15 +46,12 @@ __all__ = [
     "new_table",
     "grow",
     "limit",
-    "rows_chunk",
     "ovr_chunk",
     "pair_chunk",
-    "pair_dense_chunk",
     "empty_cells",
     "alloc",
     "insert_cells",
     "compact_table",
-    "block_rows",
 ]
 
 
@@ -188,45 +182,6 @@ def grow(keys: np.ndarray, cells: np.ndarray, needed: int) -> tuple[np.ndarray, 
     return new_keys, new_cells
 
 
-def block_rows(n_classes: int) -> int:
-    """Rows per block: the block's bin keys (``2 K`` per row) stay in L1/L2."""
-    return int(min(1024, max(16, 4096 // n_classes)))
-
-
-@nb.njit(nogil=True, cache=CACHE, boundscheck=False, error_model="numpy")
-def rows_chunk(scores, labels, weights, weighted, preds, use_pred, confusion, ranks, s_true, tol):  # type: ignore[no-untyped-def]
-    """Per row: the prediction (``y_pred``, or the first maximum as ``np.argmax``), the rank of
-    the true class's score in ``top_k_accuracy_score``'s order (descending score, ties by
-    descending column), and the true class's score (into ``s_true``).
-
-    Returns the number of rows whose scores do not sum to 1 within ``tol``.
-    """
-    n = scores.shape[0]
-    K = scores.shape[1]
-    unnormalized = 0
-    for r in range(n):
-        t = labels[r]
-        w = weights[r] if weighted else 1.0
-        st = np.float64(scores[r, t])
-        best = 0
-        bv = np.float64(scores[r, 0])
-        rank = 0
-        total = 0.0
-        for j in range(K):
-            v = np.float64(scores[r, j])
-            total += v
-            better = v > bv
-            best = j if better else best
-            bv = v if better else bv
-            rank += (v > st) | ((v == st) & (j > t))
-        p = preds[r] if use_pred else best
-        confusion[t, p] += w
-        ranks[t, rank] += w
-        s_true[r] = st
-        unnormalized += abs(total - 1.0) > tol
-    return unnormalized
-
-
 @nb.njit(nogil=True, cache=CACHE, boundscheck=False, error_model="numpy")
 def ovr_chunk(  # type: ignore[no-untyped-def]
     col, pos, weights, weighted, start_row, keys, cells, count, kind, f0, f1, f2, i0, i1, i2, cuts,
@@ -321,46 +276,6 @@ def pair_chunk(  # type: ignore[no-untyped-def]
             count += new
             _add(flat, slot * 4, cw[i], cval[i])
     return n, count
-
-
-@nb.njit(nogil=True, cache=CACHE, boundscheck=False, error_model="numpy")
-def pair_dense_chunk(  # type: ignore[no-untyped-def]
-    scores, labels, weights, weighted, block, flat, n_pair, kind, f0, f1, f2, i0, i1, i2, cuts,
-):
-    """Bin a chunk into dense pairwise states: cell ``(t * K + j) * n_pair + bin``, 4 fields each."""
-    n = scores.shape[0]
-    K = scores.shape[1]
-    pkeys = np.empty((K, block), dtype=np.int64)
-    buf = np.empty(block, dtype=np.float64)
-    offs = np.empty(block * K + PREFETCH, dtype=np.int64)
-    cval = np.empty(block * K, dtype=np.float64)
-    cw = np.empty(block * K, dtype=np.float64)
-    for start in range(0, n, block):
-        m = min(block, n - start)
-        for j in range(K):
-            for r in range(m):
-                buf[r] = scores[start + r, j]
-            _block_keys(kind, f0, f1, f2, i0, i1, i2, cuts, buf[:m], pkeys[j])
-        c = 0
-        for r in range(m):
-            w = weights[start + r] if weighted else 1.0
-            if w == 0.0:
-                continue
-            t = labels[start + r]
-            base = t * K
-            for j in range(K):
-                if j != t:
-                    offs[c] = ((base + j) * n_pair + pkeys[j, r]) * N_FIELDS
-                    cval[c] = scores[start + r, j]
-                    cw[c] = w
-                    c += 1
-        if c == 0:
-            continue
-        for i in range(c, c + PREFETCH):
-            offs[i] = offs[c - 1]
-        for i in range(c):
-            prefetch(flat, offs[i + PREFETCH])
-            _add(flat, offs[i], cw[i], cval[i])
 
 
 @nb.njit(nogil=True, cache=CACHE, boundscheck=False)

@@ -38,6 +38,7 @@ from ..grid import DEFAULT_GRID, Grid, coarsening_map
 from ..inputs import as_1d_array
 from ..kernels import binary as kernels
 from ..kernels import multiclass as mk
+from ..kernels.multiclass_dense import row_stats
 from ..metrics.table import BinTable
 from . import multiclass_state as ms
 from .binary import SMALL_CHUNK_ROWS, BinarySketch, cpu_count
@@ -273,7 +274,7 @@ class MulticlassSketch(MulticlassMetrics):
         def rows() -> None:
             p = preds if preds is not None else np.empty(0, dtype=np.int64)
             tol = 1e-8 + math.sqrt(float(np.finfo(scores.dtype).eps))  # scikit-learn's isclose(sum, 1)
-            unnormalized[0] = mk.rows_chunk(scores, labels, w, weighted, p, preds is not None, self.confusion, self.ranks, s_true, tol)
+            unnormalized[0] = row_stats(scores, labels, w, weighted, p, preds is not None, self.confusion, self.ranks, s_true, tol)
 
         cells = self._ovr_keys.shape[0] + self._pair_keys.shape[0]
         if self._tables is None and n <= SMALL_CHUNK_ROWS and cells <= 8 * n * self.n_classes:

@@ -103,7 +103,11 @@ def as_scores(y_score: Any, n: int, offset: int) -> np.ndarray:
             raise InputTypeError("y_score must be numeric; it holds values that are not numbers") from None
     if not (arr.flags.c_contiguous or arr.flags.f_contiguous):
         arr = np.ascontiguousarray(arr)
-    bad = ~np.isfinite(arr)
+    # A finite total proves every score finite in one pass without a temporary (NaN and inf
+    # propagate into it); only a total that is not finite (bad scores, or an overflow) looks closer.
+    with np.errstate(over="ignore", invalid="ignore"):
+        total = float(arr.sum())
+    bad = np.zeros(0, dtype=bool) if np.isfinite(total) else ~np.isfinite(arr)
     if bad.any():  # NaN, null or infinite: scikit-learn's check_array rejects them too
         r, c = np.unravel_index(int(np.argmax(bad)), arr.shape)
         raise InputError(
@@ -203,6 +207,21 @@ def learn_classes(
     return out
 
 
+def _small_int_codes(y: np.ndarray, classes: np.ndarray) -> npt.NDArray[np.int64] | None:
+    """Indices of integer labels among small non-negative integer classes by a lookup table
+    (a few passes over ``y`` instead of a binary search per row), or None if some label is not a
+    class or the labels are not such integers (the general path then explains the error)."""
+    if y.dtype.kind not in "iu" or classes.dtype.kind not in "iu" or not y.size or not classes.size:
+        return None
+    top = int(classes.max())
+    if int(classes.min()) < 0 or top >= 1 << 16 or int(y.min()) < 0 or int(y.max()) > top:
+        return None
+    lut = np.full(top + 1, -1, dtype=np.int64)
+    lut[classes] = np.arange(classes.shape[0])
+    codes = lut[y]
+    return codes if bool(np.all(codes >= 0)) else None
+
+
 def encode_labels(y: np.ndarray, classes: np.ndarray, name: str, offset: int) -> npt.NDArray[np.int64]:
     """Index of each label in ``classes``.
 
@@ -211,6 +230,9 @@ def encode_labels(y: np.ndarray, classes: np.ndarray, name: str, offset: int) ->
     InputError
         A null label, or one that is not in ``classes`` (count, first row and value named).
     """
+    fast = _small_int_codes(y, classes)
+    if fast is not None:
+        return fast
     _check_nulls(y, name, offset)
     order = np.argsort(classes, kind="stable")
     ordered = classes[order]

@@ -19,6 +19,7 @@ pair grid 32x coarser), peak RSS 1.8 GiB while writing.
 from __future__ import annotations
 
 import math
+import threading
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any, Callable, Iterable
 
@@ -28,11 +29,10 @@ from ..errors import IncompatibleGridError, InputError, InputTypeError, SketchFo
 from ..grid import FloatGrid, Grid, LinearGrid, ProbabilityGrid, coarsening_map, grid_from_spec
 from ..inputs import LabelEncoder
 from ..kernels import binary as kernels
+from ..kernels import multiclass_dense as dense
 from ..kernels.binary import BLOCK, MAX, MIN, SUM, W
 from ..kernels.multiclass import (
     MIN_CAPACITY,
-    alloc,
-    block_rows,
     compact_table,
     empty_cells,
     grow,
@@ -41,9 +41,8 @@ from ..kernels.multiclass import (
     new_table,
     ovr_chunk,
     pair_chunk,
-    pair_dense_chunk,
 )
-from .binary import BinarySketch
+from .binary import BinarySketch, cpu_count
 from .multiclass_inputs import plain
 
 if TYPE_CHECKING:
@@ -61,8 +60,37 @@ _POOL: ThreadPoolExecutor | None = None
 def _pool() -> ThreadPoolExecutor:
     global _POOL
     if _POOL is None:
-        _POOL = ThreadPoolExecutor(max_workers=1, thread_name_prefix="streameval-pairs")
+        _POOL = ThreadPoolExecutor(max_workers=max(1, cpu_count() - 1), thread_name_prefix="streameval-mc")
     return _POOL
+
+
+def _run(tasks: list[Callable[[], None]], threads: int) -> None:
+    """Run ``tasks`` on this thread and up to ``threads - 1`` pool threads, each taking the next
+    task as it finishes one (the kernels release the GIL); the first error is raised after all
+    threads stop taking tasks."""
+    lock = threading.Lock()
+    todo = iter(tasks)
+    failed: list[BaseException] = []
+
+    def drain() -> None:
+        while True:
+            with lock:
+                task = None if failed else next(todo, None)
+            if task is None:
+                return
+            try:
+                task()
+            except BaseException as exc:
+                with lock:
+                    failed.append(exc)
+                return
+
+    helpers = [_pool().submit(drain) for _ in range(min(threads, len(tasks)) - 1)]
+    drain()
+    for h in helpers:
+        h.result()
+    if failed:
+        raise failed[0]
 
 
 Compact = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]
@@ -72,11 +100,11 @@ _FREED = (np.empty(0, dtype=np.int64), np.empty(0))
 class Shards:
     """The writing form of a multiclass sketch's histograms; built from and returned to the compact form.
 
-    One-vs-rest histograms are *dense* binary states (the binary sketch's ``(n_bins, 2, 4)``,
-    filled by :func:`streameval.kernels.binary.update_state` itself, ~4 ns per score) when
-    ``K x n_bins x 64 B`` fits :data:`DENSE_BUDGET`, else one hash table per column. Pairwise
-    histograms are one dense array ``(K * K * n_pair, 4)`` when it fits the budget, else one hash
-    table per true class. Compact codes: ``j * n_bins + bin`` (one-vs-rest, values ``(k, 2, 4)``)
+    One-vs-rest histograms are one dense state ``(K * n_bins, 2, 4)`` (per column the binary
+    sketch's cells, row ``j * n_bins + bin``) when ``K x n_bins x 64 B`` fits :data:`DENSE_BUDGET`,
+    else one hash table per column. Pairwise histograms are one dense array ``(K * K * n_pair, 4)``
+    when it fits the budget, else one hash table per true class. Dense states are filled in one
+    pass per column by :func:`streameval.kernels.multiclass_dense.dense_columns`. Compact codes: ``j * n_bins + bin`` (one-vs-rest, values ``(k, 2, 4)``)
     and ``(t * K + j) * n_pair + bin`` (pairs, values ``(m, 4)``).
     """
 
@@ -88,25 +116,29 @@ class Shards:
         self.dense = k * self.nf * 64 <= DENSE_BUDGET
         self.pair_dense = pair_grid is not None and k * k * self.np * 32 <= DENSE_BUDGET
         ok, ov, pk, pv = compact
-        ob = np.searchsorted(ok, np.arange(k + 1) * self.nf)
-        self.ovr: list[tuple[np.ndarray, np.ndarray]] = []  # per column: dense (state, state) or (keys, cells)
+        # Dense states start as zero pages (see kernels.multiclass_dense): only touched pages cost
+        # memory, and the compact cells go straight to their codes (code = row of the state).
+        self.ovr_state = dense.zeros((k * self.nf, 2, 4) if self.dense else (0, 2, 4))
+        self.ovr: list[tuple[np.ndarray, np.ndarray]] = []  # hashed: per column (keys, cells)
         self.ovr_count = [0] * k
-        for j in range(k):
-            bins, values = ok[ob[j]:ob[j + 1]] - j * self.nf, ov[ob[j]:ob[j + 1]]
-            if self.dense:
-                state = alloc((self.nf, 2, 4))
-                state[...] = np.array([0.0, np.inf, -np.inf, 0.0])
-                kernels.merge_into(state, bins, values)
-                self.ovr.append((state, state))
-            else:
+        self.ovr_pages = dense.pages(self.ovr_state)
+        if self.dense:
+            self.ovr_state[ok] = ov
+            dense.mark(self.ovr_pages, self.ovr_state, ok)
+        else:
+            ob = np.searchsorted(ok, np.arange(k + 1) * self.nf)
+            for j in range(k):
+                bins, values = ok[ob[j]:ob[j + 1]] - j * self.nf, ov[ob[j]:ob[j + 1]]
                 keys, cells, self.ovr_count[j] = insert_cells(*new_table(_capacity(bins.shape[0]), 2), 0, bins, values)
                 self.ovr.append((keys, cells))
-        self.pair_state = empty_cells(0)
+        # one scratch cell past the pairwise cells (see dense_columns); never compacted
+        self.pair_state = dense.zeros((k * k * self.np + 1, 4) if self.pair_dense else (1, 4))
         self.pairs: list[tuple[np.ndarray, np.ndarray]] = []
         self.pair_count = [0] * k
+        self.pair_pages = dense.pages(self.pair_state)
         if self.pair_dense:
-            self.pair_state = empty_cells(k * k * self.np)
             self.pair_state[pk] = pv
+            dense.mark(self.pair_pages, self.pair_state, pk)
         elif pair_grid is not None:
             pb = np.searchsorted(pk, np.arange(k + 1) * k * self.np)
             for t in range(k):
@@ -117,56 +149,61 @@ class Shards:
     def add(
         self, scores: np.ndarray, labels: np.ndarray, weights: np.ndarray | None, threads: int, also: Callable[[], None]
     ) -> np.ndarray:
-        """Bin a validated chunk; run ``also`` (the per-row statistics) meanwhile.
+        """Bin a validated chunk, and run ``also`` (the per-row statistics).
 
-        With ``threads > 1`` and a large chunk, the pairwise histograms are filled on a second
-        thread while this one fills the one-vs-rest histograms (disjoint state). Returns per
-        column the binary sketch's probability sums ``[n_outside, weight_01, brier_sum,
-        log_loss_sum]``.
+        The work is a list of independent tasks: per column, its one-vs-rest histogram and its
+        pairwise cells ``(t, j)`` (dense: :func:`~streameval.kernels.multiclass_dense.dense_columns`;
+        hashed: its own table), the hashed pairwise tables (one task), and ``also``. With
+        ``threads > 1`` and a large chunk, that many threads take the tasks in turn; each task
+        owns its cells, so the result does not depend on which thread ran it. Returns per column
+        the binary sketch's probability sums ``[n_outside, weight_01, brier_sum, log_loss_sum]``.
         """
-        pending = None
-        if self.pair_grid is not None:
-            if threads > 1 and scores.shape[0] >= 1 << 16:
-                pending = _pool().submit(self._add_pairs, scores, labels, weights)
-            else:
-                self._add_pairs(scores, labels, weights)
-        try:
-            sums = self._add_ovr(scores, labels, weights)
-            also()
-        finally:
-            if pending is not None:
-                pending.result()
+        sums = np.zeros((self.k, 4))
+        if self.dense or self.pair_dense:  # the dense kernel reads columns in place
+            scores = np.asfortranarray(scores)
+        tasks: list[Callable[[], None]] = []
+        if self.pair_grid is not None and not self.pair_dense:  # the largest task first
+            tasks.append(lambda: self._add_pairs(scores, labels, weights))
+        for j in range(self.k):
+            if self.dense or self.pair_dense:
+                tasks.append(lambda j=j: self._add_dense(scores, labels, weights, sums, j))  # type: ignore[misc]
+            if not self.dense:
+                tasks.append(lambda j=j: self._add_ovr(scores, labels, weights, sums, j))  # type: ignore[misc]
+        tasks.append(also)
+        _run(tasks, threads if scores.shape[0] >= 1 << 16 else 1)
         return sums
 
-    def _add_ovr(self, scores: np.ndarray, labels: np.ndarray, weights: np.ndarray | None) -> np.ndarray:
+    def _add_dense(self, scores: np.ndarray, labels: np.ndarray, weights: np.ndarray | None, sums: np.ndarray, j: int) -> None:
+        weighted = weights is not None
+        w = weights if weights is not None else np.empty(0)
+        pair_params = (self.pair_grid or self.grid).kernel_params()
+        dense.dense_columns(
+            scores, labels, w, weighted, j, j + 1, self.ovr_state.reshape(-1), self.dense, self.nf,
+            self.pair_state.reshape(-1), self.np, self.pair_dense, self.ovr_pages, self.pair_pages,
+            *self.grid.kernel_params(), *pair_params, sums,
+        )
+
+    def _add_ovr(self, scores: np.ndarray, labels: np.ndarray, weights: np.ndarray | None, sums: np.ndarray, j: int) -> None:
+        """Column ``j``'s one-vs-rest hash table (many classes): the binary problem "class j or not"."""
         weighted = weights is not None
         w = weights if weights is not None else np.empty(0)
         params = self.grid.kernel_params()
-        sums = np.zeros((self.k, 4))
-        for j in range(self.k):  # each column as the binary problem "class j or not"
-            col = np.ascontiguousarray(scores[:, j])
-            pos = (labels == j).view(np.uint8)
-            if self.dense:
-                _, n_out, w_in, brier, ll = kernels.update_state(self.ovr[j][0], *params, col, pos, w, weighted)
-            else:
-                row, n = 0, col.shape[0]
-                while row < n:
-                    keys, cells = self.ovr[j]
-                    row, self.ovr_count[j] = ovr_chunk(col, pos, w, weighted, row, keys, cells, self.ovr_count[j], *params)
-                    if row < n:
-                        self.ovr[j] = grow(keys, cells, self.ovr_count[j] + BLOCK)
-                n_out, w_in, brier, ll = kernels.probability_sums(col, pos, w, weighted)
-            sums[j] = (n_out, w_in, brier, ll)
-        return sums
+        col = np.ascontiguousarray(scores[:, j])
+        pos = (labels == j).view(np.uint8)
+        row, n = 0, col.shape[0]
+        while row < n:
+            keys, cells = self.ovr[j]
+            row, self.ovr_count[j] = ovr_chunk(col, pos, w, weighted, row, keys, cells, self.ovr_count[j], *params)
+            if row < n:
+                self.ovr[j] = grow(keys, cells, self.ovr_count[j] + BLOCK)
+        if not self.pair_dense:  # else dense_columns gave them
+            sums[j] = kernels.probability_sums(col, pos, w, weighted)
 
     def _add_pairs(self, scores: np.ndarray, labels: np.ndarray, weights: np.ndarray | None) -> None:
         assert self.pair_grid is not None
         weighted = weights is not None
         w = weights if weights is not None else np.empty(0)
         params = self.pair_grid.kernel_params()
-        if self.pair_dense:
-            pair_dense_chunk(scores, labels, w, weighted, block_rows(self.k), self.pair_state.reshape(-1), self.np, *params)
-            return
         order = np.argsort(labels, kind="stable")
         bounds = np.searchsorted(labels[order], np.arange(self.k + 1))
         for t in range(self.k):
@@ -183,9 +220,10 @@ class Shards:
         pairwise tables) first and straight into preallocated output, so the peak stays near the
         tables' own size."""
         if self.pair_dense:
-            pair_keys = np.flatnonzero(self.pair_state[:, W] > 0).astype(np.int64)
-            pair_values = self.pair_state[pair_keys]
-            self.pair_state = empty_cells(0)
+            cells = self.pair_state[:-1]
+            pair_keys = dense.occupied(cells, self.pair_pages)
+            pair_values = dense.gather(cells, pair_keys)
+            self.pair_state = _FREED[1].reshape(0, 4)
         else:
             total = int(sum(self.pair_count))
             pair_keys, pair_values = np.empty(total, dtype=np.int64), np.empty((total, 4))
@@ -197,9 +235,14 @@ class Shards:
                 pair_values[at:at + keys.shape[0]] = cells
                 at += keys.shape[0]
                 del keys, cells
+        if self.dense:
+            ovr_keys = dense.occupied(self.ovr_state, self.ovr_pages)
+            ovr_values = dense.gather(self.ovr_state, ovr_keys)
+            self.ovr_state = kernels.empty_values(0)
+            return ovr_keys, ovr_values, pair_keys, pair_values
         ok, ov = [], []
         for j in range(self.k):
-            bins, values = kernels.compact(self.ovr[j][0]) if self.dense else compact_table(*self.ovr[j])
+            bins, values = compact_table(*self.ovr[j])
             self.ovr[j] = _FREED
             ok.append(bins + j * self.nf)
             ov.append(values)
