@@ -121,3 +121,57 @@ def test_cli_ci_compare_and_gates(tmp_path):
     assert bad.exit_code == 3 and "roc_auc" in bad.stderr and "recall" not in bad.stderr
     usage = runner.invoke(app, ["eval", str(log), "-s", "s", "-l", "y", "--fail-under", "auc>0.8"])
     assert usage.exit_code == 2
+
+
+def _paired_log(tmp_path, n=6000):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    rng = np.random.default_rng(4)
+    y = (rng.random(n) < 0.3).astype(int)
+    base = rng.normal(y, 1.0)
+    m1 = np.round(1 / (1 + np.exp(-base)), 3)
+    m2 = np.round(1 / (1 + np.exp(-(0.7 * base + rng.normal(0, 0.7, n)))), 3)
+    for i, part in enumerate(np.array_split(np.arange(n), 4)):
+        pq.write_table(pa.table({"y": y[part], "m1": m1[part], "m2": m2[part], "id": part}),
+                       tmp_path / f"p{i}.parquet", row_group_size=500)
+    return y, m1, m2
+
+
+def test_evaluate_bootstrap_with_row_id_does_not_depend_on_threads(tmp_path):
+    _paired_log(tmp_path)
+    kw = dict(score="m1", label="y", bootstrap=50, seed=3, row_id="id")
+    one = streameval.evaluate(str(tmp_path), threads=1, **kw)
+    two = streameval.evaluate(str(tmp_path), threads=2, batch_rows=700, **kw)
+    assert one.sketch.replicates == two.sketch.replicates
+    assert one.sketch.ci("roc_auc", method="bootstrap").ci_lower == two.sketch.ci("roc_auc", method="bootstrap").ci_lower
+    with pytest.raises(UsageError, match="bootstrap"):
+        streameval.evaluate(str(tmp_path), score="m1", label="y", row_id="id")
+    with pytest.raises(UsageError, match="unsliced"):
+        streameval.evaluate(str(tmp_path), score="m1", label="y", bootstrap=10, by=["y"])
+
+
+def test_cli_bootstrap_paired_and_compare(tmp_path):
+    _paired_log(tmp_path)
+    runner = CliRunner()
+    r = runner.invoke(app, ["eval", str(tmp_path), "-s", "m1", "-l", "y", "--bootstrap", "60", "--row-id", "id", "-q",
+                            "-f", "json", "--save-sketch", str(tmp_path / "a.sketch"), "-t", "0.5", "--grid", "probability@0.5"])
+    assert r.exit_code == 0, r.output
+    report = json.loads(r.stdout)
+    assert report["metrics"]["roc_auc"]["ci"]["method"].startswith("bootstrap")
+    assert report["metrics"]["average_precision"]["ci"]["lower"] < report["metrics"]["average_precision"]["value"]
+    assert report["thresholds"][0]["ci"]["f1"]["method"].startswith("bootstrap")
+    r = runner.invoke(app, ["eval", str(tmp_path), "-s", "m2", "-l", "y", "--bootstrap", "60", "--seed", "9", "-q",
+                            "--save-sketch", str(tmp_path / "b.sketch")])
+    assert r.exit_code == 0, r.output
+    r = runner.invoke(app, ["compare", str(tmp_path / "a.sketch"), str(tmp_path / "b.sketch"), "--bootstrap",
+                            "--metric", "average_precision", "--fail-if-different", "0.05"])
+    assert r.exit_code == 3 and "bootstrap unpaired" in r.stdout, r.output
+    r = runner.invoke(app, ["eval", str(tmp_path), "-s", "m1", "-s", "m2", "-l", "y", "--paired", "-f", "json"])
+    assert r.exit_code == 0, r.output
+    out = json.loads(r.stdout)
+    assert out["delong"]["method"] == "DeLong paired" and out["verdict"].startswith("m1 has the higher ROC AUC")
+    r = runner.invoke(app, ["eval", str(tmp_path), "-s", "m1", "-l", "y", "--paired"])
+    assert r.exit_code == 2 and "two score columns" in r.output
+    r = runner.invoke(app, ["eval", str(tmp_path), "-s", "m1", "-l", "y", "--ci", "--auc-ci", "bootstrap"])
+    assert r.exit_code == 2 and "--bootstrap" in r.output

@@ -67,6 +67,7 @@ class AucCI(str, Enum):
 
     delong = "delong"
     hanley_mcneil = "hanley_mcneil"
+    bootstrap = "bootstrap"
 
 
 class RateCI(str, Enum):
@@ -75,13 +76,19 @@ class RateCI(str, Enum):
     wilson = "wilson"
     clopper_pearson = "clopper_pearson"
     jeffreys = "jeffreys"
+    bootstrap = "bootstrap"
 
 
-def _ci(on: bool, level: float, auc: AucCI, rate: RateCI) -> Any:
-    if not on:
+def _ci(on: bool, level: float, auc: AucCI, rate: RateCI, bootstrap: Optional[int] = None) -> Any:
+    if not on and not bootstrap:
         return None
     from ..report import CIOptions
 
+    if bootstrap:  # replicates asked for: they give the intervals unless a method was named
+        auc = AucCI.bootstrap if auc is AucCI.delong else auc
+        rate = RateCI.bootstrap if rate is RateCI.wilson else rate
+    elif AucCI.bootstrap in (auc,) or rate is RateCI.bootstrap:
+        raise UsageError("bootstrap intervals need replicates: add --bootstrap R (e.g. 200), ideally with --row-id")
     return CIOptions(level=level, auc_method=auc.value, rate_method=rate.value)
 
 
@@ -266,7 +273,10 @@ _SOURCES_HELP = (
 @app.command("eval")
 def eval_cmd(
     sources: Optional[List[str]] = typer.Argument(None, help=_SOURCES_HELP, show_default=False, metavar="SOURCE"),
-    score: Optional[str] = typer.Option(None, "--score", "-s", metavar="COLUMN", help="Score column, or an SQL expression."),
+    score: Optional[List[str]] = typer.Option(
+        None, "--score", "-s", metavar="COLUMN",
+        help="Score column, or an SQL expression; several (or a glob such as 'p_*') for multiclass, two with --paired.",
+    ),
     label: Optional[str] = typer.Option(
         None, "--label", "-l", metavar="COLUMN", help="Label column, or an SQL expression such as \"status = 'fraud'\"."
     ),
@@ -323,6 +333,16 @@ def eval_cmd(
     png_dir: Optional[Path] = typer.Option(None, "--png", metavar="DIR", help="Also write the report's plots as PNG files (one per plot) to DIR; --svg for SVG."),
     svg_dir: Optional[Path] = typer.Option(None, "--svg", metavar="DIR", help="Also write the report's plots as SVG files to DIR."),
     engine: Engine = typer.Option(Engine.local, "--engine", help="Where to evaluate files: here, on Spark (active session, else SPARK_MASTER or local[*]) or on Dask (active client)."),
+    bootstrap: Optional[int] = typer.Option(
+        None, "--bootstrap", metavar="R", min=2, help="Keep R Poisson-bootstrap replicates: bootstrap CIs of AUC, AP and the rates (implies --ci).",
+    ),
+    seed: int = typer.Option(0, "--seed", metavar="N", min=0, help="Seed of the bootstrap weights."),
+    row_id: Optional[str] = typer.Option(
+        None, "--row-id", metavar="COLUMN", help="Row identifier keying the bootstrap weights (shards then merge into one pass's replicates).",
+    ),
+    paired: bool = typer.Option(
+        False, "--paired", help="Two --score columns of two models on the same rows: DeLong's paired test (two passes) and, with --bootstrap, the paired bootstrap.",
+    ),
 ) -> None:
     """Evaluate a prediction log: read it batch by batch and report metrics with their bounds."""
     cfg = _load_config(config) if config is not None else {}
@@ -331,7 +351,7 @@ def eval_cmd(
         return value if value is not None else cfg.get(key, default)
 
     srcs = list(sources) if sources else cfg.get("source", [])
-    score_ = pick(score, "score")
+    score_ = pick((score[0] if len(score) == 1 else list(score)) if score else None, "score")
     label_ = pick(label, "label")
     sql_ = pick(sql, "sql")
     if score_ is None:
@@ -372,6 +392,15 @@ def eval_cmd(
         from ..evaluate import evaluate
         from ..sources import DEFAULT_BATCH_ROWS
 
+        if paired:
+            from .compare import run_paired
+
+            scores = score_ if isinstance(score_, list) else [s.strip() for s in str(score_).split(",")]
+            options = dict(label=label_, weight=pick(weight, "weight"), grid=grid_, pos_label=pick(pos_label, "pos_label"),
+                           where=pick(where, "where"), sql=sql_, table=pick(table, "table"), level=level,
+                           nan_policy="skip" if pick(skip_nan, "skip_nan", False) else "raise",
+                           bootstrap=bootstrap, seed=seed, row_id=row_id)
+            return run_paired(srcs, scores, options, fmt_, output, None)
         if engine is not Engine.local:
             report = _on_engine()
         else:
@@ -397,7 +426,10 @@ def eval_cmd(
                 tz=pick(tz, "tz"),
                 require_labels=bool(pick(require_labels, "require_labels", False)),
                 max_groups=pick(max_groups, "max_groups"),
-                ci=_ci(ci, level, auc_ci, rate_ci),
+                ci=_ci(ci, level, auc_ci, rate_ci, bootstrap),
+                bootstrap=bootstrap,
+                seed=seed,
+                row_id=row_id,
             )
         if save is not None:
             if not hasattr(report.sketch, "save"):
@@ -496,105 +528,6 @@ def report_cmd(
     _run(body)
 
 
-@app.command("compare")
-def compare_cmd(
-    first: Path = typer.Argument(..., help="Sketch of the first sample (e.g. this week).", show_default=False),
-    second: Path = typer.Argument(..., help="Sketch of the second sample (e.g. the reference period).", show_default=False),
-    metric: str = typer.Option("roc_auc", "--metric", "-m", metavar="METRIC", help="roc_auc, or a rate at a threshold: recall@0.5, precision@0.8, fpr@0.3, ..."),
-    level: float = typer.Option(0.95, "--level", metavar="P", min=0.5, max=0.999999, help="Confidence level."),
-    alpha: Optional[float] = typer.Option(
-        None, "--fail-if-different", min=0.0, max=1.0, metavar="ALPHA",
-        help="Exit 3 when the difference is significant at this level (p < ALPHA), to gate a job.",
-    ),
-    rule: Rule = typer.Option(Rule.ge, "--rule", help=_RULE_HELP),
-    fmt: Format = typer.Option(Format.table, "--format", "-f", help="table (one line) or json."),
-) -> None:
-    """Compare a metric between two independent samples: the difference, its CI and a test (DeLong for AUC)."""
-
-    def body() -> None:
-        import json
-
-        from ..sketch.binary import load
-        from ..stats import compare
-
-        c = compare(load(first), load(second), metric, level=level, positive_if=rule.value)
-        significant = alpha is not None and c.p_value.upper < alpha
-        if fmt == Format.json:
-            sys.stdout.write(json.dumps({"first": str(first), "second": str(second), "metric": metric,
-                                         **c.to_dict()}, indent=2, default=str) + "\n")
-        else:
-            verdict = "differ" if c.p_value.upper < 1 - level else "do not differ significantly"
-            typer.echo(f"{metric}: {first} vs {second}: {c}")
-            typer.echo(f"verdict: the two samples {verdict} at the {100 * (1 - level):g}% level")
-        if significant:
-            raise typer.Exit(EXIT_ALERT)
-
-    _run(body)
-
-
-@app.command("generate")
-def generate_cmd(
-    out: Path = typer.Argument(..., help="Output file: .parquet, .csv or .csv.gz.", show_default=False),
-    rows: int = typer.Option(1_000_000, "--rows", "-n", metavar="N", help="Number of rows.", min=0),
-    distribution: str = typer.Option("mid", "--distribution", "-d", metavar="NAME", help="mid, rare, calibrated, credit or logit."),
-    prevalence: Optional[float] = typer.Option(None, "--prevalence", metavar="P", help="Share of positives (default per distribution)."),
-    separation: Optional[float] = typer.Option(None, "--separation", metavar="D", help="Distance of the class means on the logit scale."),
-    decimals: Optional[int] = typer.Option(None, "--decimals", metavar="K", help="Round scores to this many decimals (discrete scores)."),
-    seed: int = typer.Option(0, "--seed", metavar="N", help="Random seed."),
-    dtype: str = typer.Option("float64", "--dtype", metavar="DTYPE", help="Score dtype: float64 or float32."),
-    weight: bool = typer.Option(False, "--weight/--no-weight", help="Add a weight column."),
-) -> None:
-    """Write a synthetic prediction log of any size (columns score, label, optional weight, segment, ts)."""
-    from .. import synthetic
-
-    try:
-        synthetic.LogSpec(rows, distribution=distribution, prevalence=prevalence, separation=separation,
-                          decimals=decimals, seed=seed, score_dtype=dtype, weight=weight)
-        if not str(out).lower().endswith((".parquet", ".pq", ".csv", ".csv.gz")):
-            raise ValueError("use a .parquet, .csv or .csv.gz file name")
-    except ValueError as exc:
-        raise typer.BadParameter(str(exc)) from None
-    _run(lambda: synthetic.write_log(out, rows, distribution=distribution, prevalence=prevalence,
-                                     separation=separation, decimals=decimals, seed=seed, score_dtype=dtype,
-                                     weight=weight))
-    typer.echo(f"wrote {rows:,} rows to {out}", err=True)
-
-
-@app.command("demo")
-def demo_cmd(
-    rows: int = typer.Option(2_000_000, "--rows", "-n", metavar="N", help="Rows in the sample log.", min=1),
-    directory: Path = typer.Option(Path("streameval-demo"), "--dir", help="Where to write the sample log."),
-    fmt: Format = typer.Option(Format.table, "--format", "-f", help="Output format."),
-    quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar."),
-) -> None:
-    """Write a realistic sample prediction log (Parquet) and evaluate it: see it work on no data of your own."""
-    from .. import synthetic
-    from ..evaluate import evaluate
-
-    def body() -> None:
-        directory.mkdir(parents=True, exist_ok=True)
-        path = directory / "predictions.parquet"
-        typer.echo(f"writing a sample fraud-model log of {rows:,} rows to {path} ...", err=True)
-        synthetic.write_parquet(path, rows, distribution="calibrated", weight=True, seed=2024)
-        # Operating thresholds as cuts of the grid: their confusion counts are exact, whatever the
-        # scores; the rest of the report shows intervals where the scores are continuous.
-        grid = "probability@0.1,0.3"
-        cmd = (f"streameval eval {path} --score score --label label --weight weight --grid '{grid}' "
-               "--threshold 0.1 --threshold 0.3")
-        typer.echo(f"evaluating: {cmd}", err=True)
-        report = evaluate(str(path), score="score", label="label", weight="weight", grid=grid,
-                          thresholds=[0.1, 0.3], progress=not quiet)
-        report.sketch.save(directory / "predictions.sketch")
-        _emit(report, fmt, None)
-        typer.echo(
-            f"sketch saved to {directory / 'predictions.sketch'}; try `streameval report "
-            f"{directory / 'predictions.sketch'} --threshold 0.2` (0.2 is not a cut: see the note)",
-            err=True,
-        )
-
-    _run(body)
-
-
 def _add_monitor() -> None:
     from .monitor import monitor_app
 
@@ -602,6 +535,8 @@ def _add_monitor() -> None:
 
 
 _add_monitor()
+from . import compare as _compare_cmds  # noqa: E402,F401  (registers `compare` on app)
+from . import tools as _tool_cmds  # noqa: E402,F401  (registers `generate` and `demo`)
 
 
 def main() -> None:

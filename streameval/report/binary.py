@@ -124,8 +124,9 @@ class CIOptions:
     ----------
     level : float
         Confidence level in (0, 1).
-    auc_method : {"delong", "hanley_mcneil"}
-    rate_method : {"wilson", "clopper_pearson", "jeffreys"}
+    auc_method : {"delong", "hanley_mcneil", "bootstrap"}
+        ``"bootstrap"`` (a sketch with replicates) also adds the average precision's interval.
+    rate_method : {"wilson", "clopper_pearson", "jeffreys", "bootstrap"}
     """
 
     level: float = 0.95
@@ -205,10 +206,15 @@ def compute_metrics(
         if ci is not None and isinstance(m.get("roc_auc"), dict) and m["roc_auc"].get("value") is not None:
             from ..stats import roc_auc_ci
 
-            m["roc_auc"]["ci"] = _ci_dict(roc_auc_ci(t, ci.level, ci.auc_method, kish=sketch._kish()))
+            if ci.auc_method == "bootstrap":
+                m["roc_auc"]["ci"] = _ci_dict(sketch.ci("roc_auc", method="bootstrap", level=ci.level))
+            else:
+                m["roc_auc"]["ci"] = _ci_dict(roc_auc_ci(t, ci.level, ci.auc_method, kish=sketch._kish()))
         guarded("partial_roc_auc", lambda: {**_est(sketch.roc_auc(PARTIAL_AUC_MAX_FPR)), "max_fpr": PARTIAL_AUC_MAX_FPR})
         guarded("gini", lambda: _est(sketch.gini()))
         guarded("average_precision", lambda: bounded("average_precision", sketch.average_precision()))
+        if ci is not None and ci.auc_method == "bootstrap" and m["average_precision"].get("value") is not None:
+            m["average_precision"]["ci"] = _ci_dict(sketch.ci("average_precision", method="bootstrap", level=ci.level))
         guarded("pr_auc", lambda: _approx(sketch.pr_auc(), pure))
         guarded("log_loss", lambda: _exact(sketch.log_loss()))
         guarded("brier", lambda: _exact(sketch.brier_score()))
@@ -247,7 +253,10 @@ def compute_metrics(
 
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore", UndefinedMetricWarning)
-                    cis = rate_cis(c, ci.level, ci.rate_method, rates=_CI_RATES, kish=sketch._kish())
+                    if ci.rate_method == "bootstrap":
+                        cis = _bootstrap_rates(sketch, c, ci.level, positive_if, notes)
+                    else:
+                        cis = rate_cis(c, ci.level, ci.rate_method, rates=_CI_RATES, kish=sketch._kish())
                 entry["ci"] = {name: _ci_dict(v) for name, v in cis.items()}
             confusion.append(entry)
     for w in caught:
@@ -256,6 +265,18 @@ def compute_metrics(
             if text not in notes:
                 notes.append(text)
     return m, confusion, wide + notes
+
+
+def _bootstrap_rates(sketch: BinarySketch, c: Any, level: float, positive_if: str, notes: list[str]) -> dict[str, Any]:
+    """Bootstrap intervals of the rates at an exact threshold (none, with a note, at an inexact one)."""
+    if not c.exact:
+        note = (f"threshold {c.requested_threshold:g} cuts a bin: no bootstrap intervals of the rates there "
+                f"(add it to the grid as a cut: --grid ...@{c.requested_threshold:g})")
+        if note not in notes:
+            notes.append(note)
+        return {}
+    return {name: sketch.ci(name, method="bootstrap", level=level, threshold=c.requested_threshold,
+                            positive_if=positive_if) for name in (*_CI_RATES, "f1")}
 
 
 def _confusion(c: Any) -> dict[str, Any]:
