@@ -167,3 +167,97 @@ def test_check_flags_the_degraded_slice_and_exits_3(tmp_path):
     assert rep.exit_code == 0 and '"window"' in rep.stdout
     bad = runner.invoke(app, ["monitor", "check", "--store", str(store), "--reference", "last month"])
     assert bad.exit_code == 2
+
+
+_V1_SCHEMA = """
+CREATE TABLE meta (key VARCHAR PRIMARY KEY, value VARCHAR NOT NULL);
+CREATE TABLE files (path VARCHAR PRIMARY KEY, size BIGINT NOT NULL, mtime_ns BIGINT NOT NULL, digest VARCHAR NOT NULL,
+    rows BIGINT NOT NULL, ingested_at TIMESTAMPTZ NOT NULL);
+CREATE TABLE sketches (path VARCHAR NOT NULL, window_start TIMESTAMPTZ, slice VARCHAR NOT NULL, n_rows BIGINT NOT NULL,
+    n_unlabelled BIGINT NOT NULL, labelled BLOB NOT NULL, unlabelled BLOB, counters VARCHAR NOT NULL);
+"""
+
+
+def _write_v1_store(path, files):
+    """A store as schema version 1 wrote it: one row per group with a sketch BLOB and a cell block."""
+    import datetime as dt
+    import hashlib
+    import json
+
+    import duckdb
+
+    from streameval.grid import DEFAULT_GRID
+    from streameval.slicing import sketch_slices
+
+    con = duckdb.connect(str(path))
+    con.execute(_V1_SCHEMA)
+    job = {"score": "score", "label": "label", "weight": None, "by": ["segment"], "time": "ts", "window": "1d",
+           "tz": None, "grid": DEFAULT_GRID.spec(), "pos_label": None, "where": None}
+    con.execute("INSERT INTO meta VALUES ('schema_version', '1'), ('job', ?)", [json.dumps(job)])
+    for f in files:
+        ss, prov = sketch_slices(f, score="score", label="label", by=["segment"], time="ts", window="1d")
+        for key in ss.keys():
+            labelled, unlabelled, counts = ss.group_parts(key)
+            con.execute("INSERT INTO sketches VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                        [f, key[0], json.dumps(list(key[1:])), counts["n_rows"], counts["n_unlabelled"],
+                         labelled.to_bytes(), unlabelled, json.dumps(counts)])
+        st = os.stat(f)
+        con.execute("INSERT INTO files VALUES (?, ?, ?, ?, ?, ?)", [f, st.st_size, st.st_mtime_ns,
+                    hashlib.sha256(open(f, "rb").read()).hexdigest(), prov["rows_read"], dt.datetime.now(dt.timezone.utc)])
+    con.close()
+
+
+def test_a_schema_1_store_is_read_and_upgraded_to_the_same_state(tmp_path):
+    """Old stores (a BLOB per group) stay readable read-only and are upgraded when opened for
+    writing; either way every group equals a clean ingest into a new store."""
+    files = [str(tmp_path / f"d{d}.parquet") for d in (1, 2, 3)]
+    for d, f in enumerate(files, start=1):
+        _day(f, d, n=3000, unlabelled=0.2)
+    with Store(tmp_path / "new.duckdb") as st:
+        st.ingest(files, **JOB)
+        expected, weekly = _state(st), st.sketchset(by=[], window="1w").counts
+    old = tmp_path / "old.duckdb"
+    _write_v1_store(old, files)
+    with Store(old, read_only=True) as st:
+        assert _state(st) == expected
+    with Store(old) as st:  # upgraded in place
+        assert st._meta()["schema_version"] == "2" and _state(st) == expected
+        assert [r.action for r in st.ingest(files)] == ["unchanged"] * 3
+        rolled = st.sketchset(by=[], window="1w")
+        assert [rolled.counts(k) for k in rolled.keys()] == [weekly(k) for k in rolled.keys()]
+    import duckdb
+
+    tables = {r[0] for r in duckdb.connect(str(old), read_only=True).execute("SHOW TABLES").fetchall()}
+    assert tables == {"meta", "files", "groups", "cells"}
+
+
+def test_store_read_merges_by_key_like_a_group_by_with_filters_and_rollups(tmp_path):
+    """The columnar read: slices kept or dropped, windows rolled up, since/until filters; each
+    merged group equals the SketchSet built from the same rows in one pass."""
+    import datetime as dt
+
+    from streameval.slicing import sketch_slices
+
+    frames = [_day(tmp_path / f"d{d:02d}.parquet", d, n=2500, unlabelled=0.1) for d in range(1, 10)]
+    with Store(tmp_path / "m.duckdb") as st:
+        st.ingest(str(tmp_path / "*.parquet"), **JOB)
+        utc = dt.timezone.utc
+        since, until = dt.datetime(2026, 11, 3, tzinfo=utc), dt.datetime(2026, 11, 8, tzinfo=utc)
+        for by, window in (([], "all"), (["segment"], "1w"), ([], None), (["segment"], "all")):
+            got = st.sketchset(by=by, window=window, since=since, until=until)
+            df = pd.concat(frames)
+            df = df[(df.ts >= "2026-11-03") & (df.ts < "2026-11-08")]
+            path = tmp_path / "sel.parquet"
+            df.to_parquet(path)
+            want, _ = sketch_slices(str(path), score="score", label="label", by=by,
+                                    time="ts" if window not in ("all",) else None,
+                                    window=(window or "1d") if window not in ("all",) else None)
+            assert sorted(got.keys(), key=str) == sorted(want.keys(), key=str)
+            for key in want.keys():
+                (k1, v1), (k2, v2) = got.sketch(key)._compact(), want.sketch(key)._compact()
+                assert np.array_equal(k1, k2) and np.array_equal(v1[:, :, :3], v2[:, :, :3])
+                assert got.counts(key)["n_rows"] == want.counts(key)["n_rows"]
+                assert got.counts(key)["n_unlabelled"] == want.counts(key)["n_unlabelled"]
+                _, wa, _, _ = got.score_histogram(key, labelled=False)
+                _, wb, _, _ = want.score_histogram(key, labelled=False)
+                assert np.array_equal(wa, wb)

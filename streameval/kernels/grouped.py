@@ -32,7 +32,7 @@ from .binary import BLOCK, LOG_LOSS_EPS, PREFETCH_DISTANCE, _block_keys
 from .cache import ENABLED as CACHE
 from .intrinsics import log_pos, prefetch
 
-__all__ = ["new_table", "reserve", "grouped_update", "drain", "merge_sorted", "segment_cumsum", "segment_sum", "MAX_CODE", "SLOT"]
+__all__ = ["new_table", "reserve", "grouped_update", "drain", "merge_sorted", "segment_cumsum", "segment_sum", "sort_reduce", "MAX_CODE", "SLOT"]
 
 SLOT = 5
 """Float64 fields per slot: code, weight, min, max, score_sum."""
@@ -383,3 +383,69 @@ def segment_sum(x, starts):  # type: ignore[no-untyped-def]
     for g in range(starts.shape[0] - 1):
         out[g] = _pairwise_rec(x, starts[g], starts[g + 1] - starts[g])
     return out
+
+
+@nb.njit(nogil=True, cache=CACHE, boundscheck=False, error_model="numpy")
+def _sort_reduce(gid, local, cells, span, counts, order, codes, out):  # type: ignore[no-untyped-def]
+    n_groups = counts.shape[0] - 1
+    for i in range(gid.shape[0]):
+        counts[gid[i] + 1] += 1
+    for g in range(n_groups):
+        counts[g + 1] += counts[g]
+    pos = counts[:n_groups].copy()
+    for i in range(gid.shape[0]):
+        g = gid[i]
+        order[pos[g]] = i
+        pos[g] += 1
+    k = 0
+    for g in range(n_groups):
+        a, b = counts[g], counts[g + 1]
+        if b == a:
+            continue
+        seg = order[a:b]
+        if b - a > 1:
+            keys = np.empty(b - a, dtype=np.int64)
+            for j in range(b - a):
+                keys[j] = local[seg[j]]
+            seg = seg[np.argsort(keys, kind="mergesort")]
+        last = -1
+        for j in range(b - a):
+            i = seg[j]
+            code = g * span + local[i]
+            if code == last:
+                out[k - 1, 0] += cells[i, 0]
+                out[k - 1, 1] = min(out[k - 1, 1], cells[i, 1])
+                out[k - 1, 2] = max(out[k - 1, 2], cells[i, 2])
+                out[k - 1, 3] += cells[i, 3]
+            else:
+                codes[k] = code
+                for f in range(4):
+                    out[k, f] = cells[i, f]
+                k += 1
+                last = code
+    return k
+
+
+def sort_reduce(gid: np.ndarray, local: np.ndarray, cells: np.ndarray, n_groups: int,
+                span: int) -> tuple[np.ndarray, np.ndarray]:
+    """Cells of many sources merged by group: ``(codes, cells)`` sorted by ``gid * span + local``.
+
+    Parameters
+    ----------
+    gid : int64 array of shape (m,)
+        Each cell's group (``< n_groups``).
+    local : int64 array of shape (m,)
+        Each cell's code inside its group (``bin * 3 + class``, below ``span``).
+    cells : float64 array of shape (m, 4)
+        ``[weight, min, max, score_sum]``.
+
+    Cells with equal codes combine (weights and sums add in input order, min/max combine). A
+    counting sort by group, then a stable sort inside each group: O(m log(cells per group)).
+    """
+    m = gid.shape[0]
+    codes = np.empty(m, dtype=np.int64)
+    out = np.empty((m, 4), dtype=np.float64)
+    k = _sort_reduce(np.ascontiguousarray(gid, dtype=np.int64), np.ascontiguousarray(local, dtype=np.int64),
+                     np.ascontiguousarray(cells, dtype=np.float64), span, np.zeros(n_groups + 1, dtype=np.int64),
+                     np.empty(m, dtype=np.int64), codes, out)
+    return codes[:k], out[:k]

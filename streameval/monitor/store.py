@@ -1,21 +1,25 @@
 """Store: an incremental, crash-safe monitoring store in one embedded DuckDB file.
 
-Three tables (documented in ``docs/monitoring-store.md``; plain SQL types and BLOBs in the sketch
-file format, so the same schema can move to a server database):
+Four tables (schema version 2, documented in ``docs/monitoring-store.md``; plain SQL types, so
+the same schema can move to a server database):
 
 - ``meta(key, value)``: the schema version and the job that fills the store (score, label,
   weight, slice columns, time column, window, time zone, grid), fixed by the first ingest;
-- ``files(path, size, mtime_ns, digest, rows, ingested_at)``: one row per ingested file;
-- ``sketches(path, window_start, slice, n_rows, n_unlabelled, labelled, unlabelled, counters)``:
-  one row per (file, window, slice) group; ``labelled`` is the group's binary sketch,
-  ``unlabelled`` the score histogram of its rows whose label had not arrived (a cell block, see
-  :func:`streameval.sketch.cells.encode_cells`), ``slice`` a JSON list of the slice values.
+- ``files(path, file_id, size, mtime_ns, digest, rows, ingested_at, labels, weighted)``: one row
+  per ingested file;
+- ``groups(file_id, gid, window_start, slice, n_rows, ...)``: one row per (file, window, slice)
+  group with its counters; ``slice`` is a JSON list of the slice values;
+- ``cells(file_id, gid, bin, class, weight, min, max, score_sum)``: one row per occupied
+  (group, bin, class) of the file, class 2 being rows whose label had not arrived.
 
 Each file's contribution is written in one transaction: an unchanged file (same size and
 modification time, or same SHA-256) is skipped; a changed one (labels arrived) has its rows
 replaced, never added to; ``kill -9`` at any moment leaves the store as before or after that
 file, because DuckDB rolls back an unfinished transaction when the file is next opened. A second
-process that opens the store while one writes gets :class:`StoreBusyError`.
+process that opens the store while one writes gets :class:`StoreBusyError`. Reading scans the
+two tables in columns and merges by key in NumPy (:mod:`.layout`). Stores of schema version 1
+(a BLOB per group) are upgraded when opened for writing and still read when opened read-only
+(:mod:`.legacy`).
 """
 
 from __future__ import annotations
@@ -30,25 +34,26 @@ from typing import Any, Iterable, Sequence
 
 from ..errors import StreamevalError, UsageError
 from ..grid import grid_from_spec, parse_grid
-from ..sketch.binary import BinarySketch
+from ..inputs import LabelEncoder
+from ..sketch.binary import BinarySketch, _plain
+from ..sketch.binary_merge import merge_labels as _merge_labels
 from ..sketch.sketchset import DEFAULT_MAX_GROUPS, SketchSet
 from ..windows import parse_window, window_starts
+from .layout import CELLS_DDL, GROUPS_DDL, read_sketchset, tables_of
 
 __all__ = ["Store", "StoreBusyError", "IngestResult", "STORE_SCHEMA_VERSION"]
 
-STORE_SCHEMA_VERSION = 1
+STORE_SCHEMA_VERSION = 2
 _JOB_KEYS = ("score", "label", "weight", "by", "time", "window", "tz", "grid", "pos_label", "where")
 _EXTENSIONS = (".parquet", ".pq", ".csv", ".csv.gz", ".tsv", ".tsv.gz", ".arrow", ".feather", ".ipc",
                ".ndjson", ".jsonl", ".json")
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key VARCHAR PRIMARY KEY, value VARCHAR NOT NULL);
 CREATE TABLE IF NOT EXISTS files (
-    path VARCHAR PRIMARY KEY, size BIGINT NOT NULL, mtime_ns BIGINT NOT NULL, digest VARCHAR NOT NULL,
-    rows BIGINT NOT NULL, ingested_at TIMESTAMPTZ NOT NULL);
-CREATE TABLE IF NOT EXISTS sketches (
-    path VARCHAR NOT NULL, window_start TIMESTAMPTZ, slice VARCHAR NOT NULL, n_rows BIGINT NOT NULL,
-    n_unlabelled BIGINT NOT NULL, labelled BLOB NOT NULL, unlabelled BLOB, counters VARCHAR NOT NULL);
-"""
+    path VARCHAR PRIMARY KEY, file_id INTEGER NOT NULL, size BIGINT NOT NULL, mtime_ns BIGINT NOT NULL,
+    digest VARCHAR NOT NULL, rows BIGINT NOT NULL, ingested_at TIMESTAMPTZ NOT NULL, labels VARCHAR NOT NULL,
+    weighted BOOLEAN NOT NULL);
+""" + GROUPS_DDL + CELLS_DDL
 
 
 class StoreBusyError(StreamevalError, RuntimeError):
@@ -84,6 +89,13 @@ def _digest(path: str) -> str:
     return h.hexdigest()
 
 
+def _one(result: Any) -> Any:
+    """The first row of a DuckDB result, or None; the result is read to its end (DuckDB refuses
+    other work on the connection while a result is unfinished)."""
+    rows = result.fetchall()
+    return rows[0] if rows else None
+
+
 def expand_paths(paths: Iterable[str]) -> list[str]:
     """Files named by paths, directories (searched recursively) and globs, absolute, sorted, unique.
 
@@ -107,12 +119,6 @@ def expand_paths(paths: Iterable[str]) -> list[str]:
             raise FileNotFoundError(2, "no such file, or no data files in it", p)
         out += [os.path.abspath(f) for f in found]
     return sorted(dict.fromkeys(out))
-
-
-def _json_key(v: Any) -> Any:
-    if isinstance(v, (_dt.datetime, _dt.date)):
-        return v.isoformat()
-    return v
 
 
 class Store:
@@ -155,14 +161,21 @@ class Store:
                 ) from None
             raise
         self._con.execute("SET TimeZone = 'UTC'")
-        if not read_only:
-            self._con.execute(_SCHEMA)
-            if self._meta().get("schema_version") is None:
-                self._con.execute("INSERT INTO meta VALUES ('schema_version', ?)", [str(STORE_SCHEMA_VERSION)])
         version = self._meta().get("schema_version")
         if version is not None and int(version) > STORE_SCHEMA_VERSION:
             raise UsageError(f"{self.path}: store schema version {version} is newer than this streameval "
                              f"({STORE_SCHEMA_VERSION}); upgrade streameval")
+        self._legacy = version is not None and int(version) == 1
+        if not read_only:
+            if self._legacy:  # schema 1 (a BLOB per group): move it to plain columns, in one transaction
+                from .legacy import upgrade
+
+                names, grid, windowed = self._layout()
+                upgrade(self._con, self.path, names, grid, windowed)
+                self._legacy = False
+            self._con.execute(_SCHEMA)
+            if self._meta().get("schema_version") is None:
+                self._con.execute("INSERT INTO meta VALUES ('schema_version', ?)", [str(STORE_SCHEMA_VERSION)])
 
     # -- plumbing -----------------------------------------------------------------------------
     def close(self) -> None:
@@ -186,6 +199,14 @@ class Store:
         """The job that fills the store (score, label, weight, by, time, window, tz, grid, ...)."""
         raw = self._meta().get("job")
         return {} if raw is None else dict(json.loads(raw))
+
+    def _layout(self) -> tuple[list[str], Any, bool]:
+        """The stored key names, grid and whether there are windows (from the job)."""
+        job = self.job
+        windowed = job.get("window") is not None
+        names = (["window"] if windowed else []) + list(job.get("by") or [])
+        grid = grid_from_spec(job["grid"]) if job.get("grid") else BinarySketch().grid
+        return names, grid, windowed
 
     def files(self) -> list[dict[str, Any]]:
         """Ingested files: path, size, mtime_ns, digest, rows, ingested_at."""
@@ -275,7 +296,7 @@ class Store:
         results = []
         for path in expand_paths([os.fspath(p) for p in ([paths] if isinstance(paths, (str, os.PathLike)) else paths)]):
             st = os.stat(path)
-            known = self._con.execute("SELECT size, mtime_ns, digest FROM files WHERE path = ?", [path]).fetchone()
+            known = _one(self._con.execute("SELECT size, mtime_ns, digest FROM files WHERE path = ?", [path]))
             if known is not None and (known[0], known[1]) == (st.st_size, st.st_mtime_ns):
                 results.append(IngestResult(path, "unchanged", 0, 0))
                 continue
@@ -289,41 +310,32 @@ class Store:
                 window=job["window"], tz=job["tz"], grid=grid_from_spec(job["grid"]), pos_label=job["pos_label"],
                 where=job["where"], nan_policy=nan_policy, max_groups=max_groups,
             )
-            table = self._rows(path, ss, job)
-            self._write(path, st, digest, int(prov["rows_read"]), table)
-            results.append(IngestResult(path, "added" if known is None else "replaced", int(prov["rows_read"]),
-                                        table.num_rows))
+            self._write(path, st, digest, int(prov["rows_read"]), ss, job["window"] is not None)
+            results.append(IngestResult(path, "added" if known is None else "replaced", int(prov["rows_read"]), len(ss)))
         return results
 
-    def _rows(self, path: str, ss: SketchSet, job: dict[str, Any]) -> Any:
-        import pyarrow as pa
-
-        windowed = job["window"] is not None
-        cols: dict[str, list[Any]] = {k: [] for k in ("path", "window_start", "slice", "n_rows", "n_unlabelled",
-                                                      "labelled", "unlabelled", "counters")}
-        for key in ss.keys():
-            labelled, unlabelled, counts = ss.group_parts(key)
-            cols["path"].append(path)
-            cols["window_start"].append(key[0] if windowed else None)
-            cols["slice"].append(json.dumps([_json_key(v) for v in (key[1:] if windowed else key)]))
-            cols["n_rows"].append(int(counts["n_rows"]))
-            cols["n_unlabelled"].append(int(counts["n_unlabelled"]))
-            cols["labelled"].append(labelled.to_bytes())
-            cols["unlabelled"].append(unlabelled)
-            cols["counters"].append(json.dumps(counts))
-        types = {"window_start": pa.timestamp("us", tz="UTC"), "labelled": pa.binary(), "unlabelled": pa.binary()}
-        return pa.table({k: pa.array(v, type=types.get(k)) for k, v in cols.items()})
-
-    def _write(self, path: str, st: os.stat_result, digest: str, rows: int, table: Any) -> None:
+    def _write(self, path: str, st: os.stat_result, digest: str, rows: int, ss: SketchSet, windowed: bool) -> None:
+        """Replace one file's contribution: one transaction (delete its rows, insert the new ones)."""
         con = self._con
         con.execute("BEGIN TRANSACTION")
         try:
-            con.execute("DELETE FROM sketches WHERE path = ?", [path])
-            con.register("_streameval_new", table)
-            con.execute("INSERT INTO sketches SELECT * FROM _streameval_new")
-            con.unregister("_streameval_new")
-            con.execute("INSERT OR REPLACE INTO files VALUES (?, ?, ?, ?, ?, ?)",
-                        [path, st.st_size, st.st_mtime_ns, digest, rows, _dt.datetime.now(_dt.timezone.utc)])
+            old = _one(con.execute("SELECT file_id FROM files WHERE path = ?", [path]))
+            if old is not None:
+                con.execute("DELETE FROM groups WHERE file_id = ?", [old[0]])
+                con.execute("DELETE FROM cells WHERE file_id = ?", [old[0]])
+            top = _one(con.execute("SELECT max(file_id) FROM files"))
+            file_id = 0 if top is None or top[0] is None else int(top[0]) + 1
+            groups, cells = tables_of(ss, file_id, windowed)
+            con.register("_streameval_groups", groups)
+            con.register("_streameval_cells", cells)
+            con.execute("INSERT INTO groups SELECT * FROM _streameval_groups")
+            con.execute("INSERT INTO cells SELECT * FROM _streameval_cells")
+            con.unregister("_streameval_groups")
+            con.unregister("_streameval_cells")
+            labels = json.dumps([_plain(ss._labels.pos_label), _plain(ss._labels.neg_label)])
+            con.execute("INSERT OR REPLACE INTO files VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                        [path, file_id, st.st_size, st.st_mtime_ns, digest, rows, _dt.datetime.now(_dt.timezone.utc),
+                         labels, ss.weighted])
             con.execute("COMMIT")
         except BaseException:
             con.execute("ROLLBACK")
@@ -336,14 +348,16 @@ class Store:
         con = self._con
         con.execute("BEGIN TRANSACTION")
         try:
-            there = con.execute("SELECT count(*) FROM files WHERE path = ?", [path]).fetchone()
-            con.execute("DELETE FROM sketches WHERE path = ?", [path])
-            con.execute("DELETE FROM files WHERE path = ?", [path])
+            there = _one(con.execute("SELECT file_id FROM files WHERE path = ?", [path]))
+            if there is not None:
+                con.execute("DELETE FROM groups WHERE file_id = ?", [there[0]])
+                con.execute("DELETE FROM cells WHERE file_id = ?", [there[0]])
+                con.execute("DELETE FROM files WHERE path = ?", [path])
             con.execute("COMMIT")
         except BaseException:
             con.execute("ROLLBACK")
             raise
-        return bool(there and there[0])
+        return there is not None
 
     # -- reading ------------------------------------------------------------------------------
     def sketchset(
@@ -375,24 +389,7 @@ class Store:
         job = self.job
         if not job:
             raise UsageError(f"{self.path}: the store is empty (nothing ingested yet)")
-        windowed = job["window"] is not None
-        names = (["window"] if windowed else []) + list(job["by"])
-        grid = grid_from_spec(job["grid"])
-        ss = SketchSet(names, grid, max_groups=10 * DEFAULT_MAX_GROUPS)
-        query = "SELECT window_start, slice, labelled, unlabelled, counters FROM sketches WHERE true"
-        params: list[Any] = []
-        if since is not None:
-            query += " AND window_start >= ?"
-            params.append(since)
-        if until is not None:
-            query += " AND window_start < ?"
-            params.append(until)
-        # Through Arrow: DuckDB's fetchall would need pytz for TIMESTAMPTZ values.
-        rows = self._con.sql(query, params=params).to_arrow_table().to_pylist()
-        for start, slice_json, lab, unl, counters in (tuple(r.values()) for r in rows):
-            key = ((start,) if windowed else ()) + tuple(json.loads(slice_json))
-            ss.add_group(key, BinarySketch.from_bytes(bytes(lab), source=self.path),
-                         None if unl is None else bytes(unl), json.loads(counters))
+        names, grid, windowed = self._layout()
         keep = list(job["by"]) if by is None else list(by)
         unknown = [k for k in keep if k not in job["by"]]
         if unknown:
@@ -401,13 +398,40 @@ class Store:
         if windowed and window not in (None, "all") and str(parse_window(window)) != job["window"]:
             mapper = _window_mapper(parse_window(window), job.get("tz"))
         names_out = (["window"] if windowed and window != "all" else []) + keep
+        if self._legacy:
+            return self._sketchset_v1(names, grid, windowed, names_out, mapper, since, until)
+        labels = LabelEncoder(_plain(job.get("pos_label")))
+        weighted = False
+        for raw, w in self._con.execute("SELECT DISTINCT labels, weighted FROM files").fetchall():
+            pos, neg = json.loads(raw)
+            _merge_labels(labels, LabelEncoder(pos, neg))
+            weighted = weighted or bool(w)
+        return read_sketchset(self._con, key_names=names_out, grid=grid, windowed=windowed,
+                              keep=[list(job["by"]).index(k) for k in keep], window_of=mapper, since=since,
+                              until=until, labels=(labels.pos_label, labels.neg_label), weighted=weighted,
+                              max_groups=10 * DEFAULT_MAX_GROUPS)
+
+    def _sketchset_v1(self, names: list[str], grid: Any, windowed: bool, names_out: list[str], mapper: Any,
+                      since: _dt.datetime | None, until: _dt.datetime | None) -> SketchSet:
+        """Read a schema-1 store opened read-only (slow: a BLOB per group)."""
+        from .legacy import read_v1
+
+        where, params = ["true"], []
+        if since is not None:
+            where.append("window_start >= ?")
+            params.append(since)
+        if until is not None:
+            where.append("window_start < ?")
+            params.append(until)
+        ss = read_v1(self._con, self.path, names, grid, windowed, " AND ".join(where), params)
         if names_out == names and mapper is None:
             return ss
         return ss.rollup(names_out, window=mapper)
 
     def newest_window(self) -> _dt.datetime | None:
         """The start of the newest window stored (None when nothing is windowed)."""
-        table = self._con.sql("SELECT max(window_start) AS newest FROM sketches").to_arrow_table()
+        table = self._con.sql(f"SELECT max(window_start) AS newest FROM {'sketches' if self._legacy else 'groups'}"
+                              ).to_arrow_table()
         value: _dt.datetime | None = table.column(0).to_pylist()[0]
         return value
 

@@ -110,6 +110,60 @@ class SketchSet:
         self._ctr = np.zeros((0, len(_INT) + len(_FLOAT)), dtype=np.float64)
         self.weighted = False
 
+    @classmethod
+    def from_cells(
+        cls,
+        key_names: Sequence[str],
+        grid: Grid,
+        keys: Sequence[Key],
+        counters: np.ndarray,
+        codes: np.ndarray,
+        cells: np.ndarray,
+        *,
+        pos_label: Any = None,
+        neg_label: Any = None,
+        weighted: bool = False,
+        max_groups: int = DEFAULT_MAX_GROUPS,
+    ) -> "SketchSet":
+        """A set from its parts, as :meth:`cell_columns` and :meth:`group_counters` give them.
+
+        Parameters
+        ----------
+        key_names, grid, max_groups
+            As for the constructor.
+        keys : sequence of tuple
+            The distinct group keys; group ``g`` is ``keys[g]``.
+        counters : float64 array of shape (len(keys), 8)
+            Per group: ``n_rows, n_nan, n_zero_weight, n_outside, n_unlabelled, prob_weight,
+            brier_sum, log_loss_sum``.
+        codes : int64 array of shape (k,)
+            Cell codes ``(group * n_bins + bin) * 3 + class``, strictly increasing.
+        cells : float64 array of shape (k, 4)
+        pos_label, neg_label, weighted
+            The label values and whether any row was weighted.
+
+        Raises
+        ------
+        InputError
+            More keys than ``max_groups``, duplicate keys, or parts of mismatched shapes.
+        """
+        out = cls(key_names, grid, pos_label=pos_label, max_groups=max_groups)
+        keys = [tuple(k) for k in keys]
+        if len(keys) > max_groups:
+            raise InputError(f"{len(keys):,} groups is more than max_groups={max_groups:,}")
+        out._index = {k: i for i, k in enumerate(keys)}
+        if len(out._index) != len(keys):
+            raise InputError("group keys must be distinct")
+        if counters.shape != (len(keys), len(_INT) + len(_FLOAT)) or cells.shape != (codes.shape[0], 4):
+            raise InputError(f"parts do not fit: {len(keys)} keys, counters {counters.shape}, "
+                             f"{codes.shape[0]} codes, cells {cells.shape}")
+        out._keys = keys
+        out._ctr = np.array(counters, dtype=np.float64)
+        out._code, out._cell = np.asarray(codes, dtype=np.int64), np.asarray(cells, dtype=np.float64)
+        out._labels.neg_label = neg_label
+        out.weighted = bool(weighted)
+        return out
+
     # -- groups -------------------------------------------------------------------------------
     def __len__(self) -> int:
         return len(self._keys)

@@ -1,0 +1,191 @@
+"""The store's columnar layout: a SketchSet as two tables of plain rows, and back, merged on read.
+
+Schema version 2 (``docs/monitoring-store.md``) keeps each ingested file's contribution as rows of
+two tables: ``groups`` (one row per (file, window, slice): the key and the group's counters) and
+``cells`` (one row per occupied (file, group, bin, class): weight, min, max, score sum). Reading
+90 days x 1,000 slices is then one columnar scan of each table into Arrow, and merging by key is
+NumPy work plus one compiled sort (:func:`streameval.kernels.grouped.sort_reduce`): no Python per
+group or per cell, no per-group BLOB to parse.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import json
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from ..kernels.grouped import sort_reduce
+from ..sketch.sketchset import SketchSet
+
+__all__ = ["COUNTERS", "GROUPS_DDL", "CELLS_DDL", "tables_of", "read_sketchset"]
+
+COUNTERS = ("n_rows", "n_nan", "n_zero_weight", "n_outside", "n_unlabelled", "prob_weight", "brier_sum",
+            "log_loss_sum")
+"""Counter columns of ``groups``, in :meth:`SketchSet.group_counters` order."""
+_INTS = 5
+GROUPS_DDL = """
+CREATE TABLE IF NOT EXISTS groups (
+    file_id INTEGER NOT NULL, gid INTEGER NOT NULL, window_start TIMESTAMPTZ, slice VARCHAR NOT NULL,
+    n_rows BIGINT NOT NULL, n_nan BIGINT NOT NULL, n_zero_weight BIGINT NOT NULL, n_outside BIGINT NOT NULL,
+    n_unlabelled BIGINT NOT NULL, prob_weight DOUBLE NOT NULL, brier_sum DOUBLE NOT NULL,
+    log_loss_sum DOUBLE NOT NULL);
+"""
+CELLS_DDL = """
+CREATE TABLE IF NOT EXISTS cells (
+    file_id INTEGER NOT NULL, gid INTEGER NOT NULL, bin INTEGER NOT NULL, class TINYINT NOT NULL,
+    weight DOUBLE NOT NULL, min DOUBLE NOT NULL, max DOUBLE NOT NULL, score_sum DOUBLE NOT NULL);
+"""
+
+
+def _json_key(v: Any) -> Any:
+    if isinstance(v, (_dt.datetime, _dt.date)):
+        return v.isoformat()
+    return v
+
+
+def tables_of(ss: SketchSet, file_id: int, windowed: bool) -> tuple[Any, Any]:
+    """One file's contribution as ``(groups, cells)`` Arrow tables in the column order of the DDL.
+
+    ``gid`` numbers the set's groups 0..n-1 in :meth:`SketchSet.keys` order; ``slice`` is the JSON
+    list of the slice values (dates as ISO strings); ``window_start`` is null without windows.
+    """
+    import pyarrow as pa
+
+    keys = ss.keys()
+    n = len(keys)
+    counters = ss.group_counters()
+    fid = pa.array(np.full(n, file_id, dtype=np.int32))
+    starts = pa.array([k[0] for k in keys] if windowed else [None] * n, pa.timestamp("us", tz="UTC"))
+    slices = pa.array([json.dumps([_json_key(v) for v in (k[1:] if windowed else k)]) for k in keys], pa.string())
+    groups = pa.table({"file_id": fid, "gid": pa.array(np.arange(n, dtype=np.int32)), "window_start": starts,
+                       "slice": slices, **{c: pa.array(counters[c]) for c in COUNTERS}})
+    group, bins, klass, cells = ss.cell_columns()
+    cells_table = pa.table({
+        "file_id": pa.array(np.full(group.shape[0], file_id, dtype=np.int32)),
+        "gid": pa.array(group.astype(np.int32)), "bin": pa.array(bins.astype(np.int32)),
+        "class": pa.array(klass.astype(np.int8)), "weight": pa.array(np.ascontiguousarray(cells[:, 0])),
+        "min": pa.array(np.ascontiguousarray(cells[:, 1])), "max": pa.array(np.ascontiguousarray(cells[:, 2])),
+        "score_sum": pa.array(np.ascontiguousarray(cells[:, 3])),
+    })
+    return groups, cells_table
+
+
+def _codes(column: Any) -> tuple[np.ndarray, list[Any]]:
+    """Dictionary codes of an Arrow column (null is a value of its own) and its distinct values."""
+    enc = column.combine_chunks().dictionary_encode(null_encoding="encode") if len(column) else None
+    if enc is None:
+        return np.empty(0, dtype=np.int64), []
+    return (np.asarray(enc.indices.to_numpy(zero_copy_only=False), dtype=np.int64),
+            enc.dictionary.to_pylist())
+
+
+def read_sketchset(
+    con: Any,
+    *,
+    key_names: Sequence[str],
+    grid: Any,
+    windowed: bool,
+    keep: Sequence[int],
+    window_of: Callable[[Any], Any] | None,
+    since: _dt.datetime | None,
+    until: _dt.datetime | None,
+    labels: tuple[Any, Any],
+    weighted: bool,
+    max_groups: int,
+) -> SketchSet:
+    """Merge the stored groups on read, straight into the output key.
+
+    Parameters
+    ----------
+    con : duckdb connection
+    key_names : sequence of str
+        The output key names (``"window"`` first when windows are kept).
+    grid : Grid
+    windowed : bool
+        Whether the store has windows.
+    keep : sequence of int
+        Positions of the slice values kept in the output key, in output order.
+    window_of : callable or None
+        Maps a stored window start to the output one (a coarser window), or None to keep it;
+        ignored when windows are dropped (``"window"`` not in ``key_names``).
+    since, until : datetime, optional
+        Keep windows starting in ``[since, until)``.
+    labels : (pos_label, neg_label)
+    weighted : bool
+    max_groups : int
+
+    Returns
+    -------
+    SketchSet
+        Exactly the set that grouping all stored rows by the output key would have built.
+    """
+    where, params = ["true"], []
+    if since is not None:
+        where.append("window_start >= ?")
+        params.append(since)
+    if until is not None:
+        where.append("window_start < ?")
+        params.append(until)
+    cond = " AND ".join(where)
+    # Through Arrow: DuckDB's fetchall would need pytz for TIMESTAMPTZ values.
+    groups = con.sql(f"SELECT file_id, gid, window_start, slice, {', '.join(COUNTERS)} FROM groups WHERE {cond} "
+                     "ORDER BY file_id, gid", params=params).to_arrow_table()
+    n_in = groups.num_rows
+    with_window = bool(key_names) and key_names[0] == "window" and windowed
+    parts: list[np.ndarray] = []
+    values: list[list[Any]] = []
+    if with_window:
+        codes, starts = _codes(groups.column("window_start"))
+        mapped = [window_of(s) if window_of is not None and s is not None else s for s in starts]
+        index = {m: i for i, m in enumerate(dict.fromkeys(mapped))}
+        uniq = list(index)
+        remap = np.array([index[m] for m in mapped] or [0], dtype=np.int64)
+        parts.append(remap[codes] if codes.size else codes)
+        values.append(uniq)
+    if keep:
+        codes, slices = _codes(groups.column("slice"))
+        tuples = [tuple(json.loads(s)[i] for i in keep) for s in slices]
+        uniq = list(dict.fromkeys(tuples))
+        index = {t: i for i, t in enumerate(uniq)}
+        remap = np.array([index[t] for t in tuples] or [0], dtype=np.int64)
+        parts.append(remap[codes] if codes.size else codes)
+        values.append(uniq)
+    combined = np.zeros(n_in, dtype=np.int64)
+    radix = 1
+    for part, vals in zip(parts, values, strict=True):
+        combined += part * radix
+        radix *= max(len(vals), 1)
+    uniq_codes, merged = np.unique(combined, return_inverse=True)
+    merged = merged.reshape(-1)
+    keys = []
+    for c in uniq_codes.tolist():
+        key: list[Any] = []
+        for vals in values:
+            v = vals[c % len(vals)]
+            key.extend(v) if isinstance(v, tuple) else key.append(v)
+            c //= len(vals)
+        keys.append(tuple(key))
+    n_out = len(keys)
+    counters = np.zeros((n_out, len(COUNTERS)))
+    for j, name in enumerate(COUNTERS):
+        counters[:, j] = np.bincount(merged, weights=groups.column(name).to_numpy().astype(np.float64), minlength=n_out)
+    # cells of the selected groups, mapped to their output group through (file_id, gid)
+    file_ids = groups.column("file_id").to_numpy().astype(np.int64)
+    gids = groups.column("gid").to_numpy().astype(np.int64)
+    if since is None and until is None:
+        cells = con.sql("SELECT file_id, gid, bin, class, weight, min, max, score_sum FROM cells").to_arrow_table()
+    else:
+        cells = con.sql("SELECT c.file_id, c.gid, c.bin, c.class, c.weight, c.min, c.max, c.score_sum FROM cells c "
+                        f"SEMI JOIN (SELECT file_id, gid FROM groups WHERE {cond}) g "
+                        "ON c.file_id = g.file_id AND c.gid = g.gid", params=params).to_arrow_table()
+    cf = cells.column("file_id").to_numpy().astype(np.int64)
+    cg = cells.column("gid").to_numpy().astype(np.int64)
+    # groups are ordered by (file_id, gid): a cell's group row is found by binary search
+    row = np.searchsorted(file_ids * (1 << 32) + gids, cf * (1 << 32) + cg)
+    values_2d = np.stack([cells.column(c).to_numpy() for c in ("weight", "min", "max", "score_sum")], axis=1)
+    local = cells.column("bin").to_numpy().astype(np.int64) * 3 + cells.column("class").to_numpy().astype(np.int64)
+    codes, merged_cells = sort_reduce(merged[row] if row.size else row, local, values_2d, n_out, 3 * grid.n_bins)
+    return SketchSet.from_cells(key_names, grid, keys, counters, codes, merged_cells, pos_label=labels[0],
+                                neg_label=labels[1], weighted=weighted, max_groups=max_groups)
