@@ -1,11 +1,14 @@
-"""HTML report: file size, write time and render time in headless Chromium.
+"""HTML report: file size, write time and render time in headless Chromium, by rows evaluated.
 
-    python benchmarks/html_bench.py [--rows 1000000]
+    python benchmarks/html_bench.py [--rows 1000000,100000000] [--reps 3] [--screenshot FILE]
 
-Builds a report from ``--rows`` synthetic rows (the page's size depends on the sketch's occupied
-bins, not on the rows), writes it with ``Report.to_html`` (the first call in a process also
-builds the embedded JavaScript bundle: reported apart), then opens it three times in Debian's
-Chromium from file:// and reports the median time until every chart's SVG is drawn.
+For each row count, builds the sketch from the rows of ``streameval generate`` (the same
+generator, ``synthetic.iter_batches``, seed 1) chunk by chunk with ``BinarySketch.update`` (100M
+rows never sit in memory at once), writes the default binary report with ``Report.to_html`` (the
+first call in a process also builds the embedded JavaScript bundle: reported apart), then opens
+the pages in Debian's Chromium from file://, alternating between them, ``--reps`` times each, and
+reports the median time until every chart's SVG is drawn. The page's size follows the sketch's
+occupied bins, not the rows: every curve is downsampled for display.
 """
 
 from __future__ import annotations
@@ -17,43 +20,72 @@ import statistics
 import tempfile
 import time
 
+N_CHARTS = 9
+
+
+def build(rows: int, chunk_rows: int) -> tuple[object, float]:
+    """The sketch of ``rows`` synthetic rows, and the seconds it took (generation included)."""
+    from streameval import BinarySketch, synthetic
+
+    t0 = time.perf_counter()
+    sketch = BinarySketch()
+    for batch in synthetic.iter_batches(rows, seed=1, chunk_rows=chunk_rows):
+        sketch.update(batch.column("label").to_numpy(), batch.column("score").to_numpy())
+    return sketch, time.perf_counter() - t0
+
+
+def render_times(paths: list[str], reps: int, screenshot: str | None) -> list[list[float]]:
+    """Seconds from navigation until all charts are drawn, ``reps`` per page, pages alternating."""
+    from playwright.sync_api import sync_playwright
+
+    times: list[list[float]] = [[] for _ in paths]
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=shutil.which("chromium"), args=["--no-sandbox"])
+        for _ in range(reps):
+            for i, path in enumerate(paths):
+                page = browser.new_page(viewport={"width": 1400, "height": 1000})
+                t0 = time.perf_counter()
+                page.goto("file://" + path)
+                page.wait_for_function(f"document.querySelectorAll('.chart svg').length >= {N_CHARTS}", timeout=120_000)
+                times[i].append(time.perf_counter() - t0)
+                if screenshot and i == 0:
+                    page.screenshot(path=screenshot, full_page=True)
+                page.close()
+        browser.close()
+    return times
+
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--rows", type=int, default=1_000_000)
-    ap.add_argument("--screenshot", default=None, help="also save a screenshot of the page here")
+    ap.add_argument("--rows", default="1000000", help="comma-separated row counts")
+    ap.add_argument("--chunk-rows", type=int, default=5_000_000)
+    ap.add_argument("--reps", type=int, default=3)
+    ap.add_argument("--screenshot", default=None, help="also save a screenshot of the first page here")
     args = ap.parse_args()
-    import streameval
-    from streameval import synthetic
+    from streameval.report import Report
     from streameval.report.html.page import _bundle
 
     t0 = time.perf_counter()
     _bundle()
     bundle_s = time.perf_counter() - t0
-    table = synthetic.generate(args.rows, seed=1)
-    report = streameval.evaluate(table, score="score", label="label", thresholds=[0.3, 0.5])
-    path = os.path.join(tempfile.mkdtemp(), "report.html")
-    t0 = time.perf_counter()
-    report.to_html(path)
-    write_s = time.perf_counter() - t0
-    from playwright.sync_api import sync_playwright
-
-    times = []
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=shutil.which("chromium"), args=["--no-sandbox"])
-        for _ in range(3):
-            page = browser.new_page(viewport={"width": 1400, "height": 1000})
-            t0 = time.perf_counter()
-            page.goto("file://" + path)
-            page.wait_for_function("document.querySelectorAll('.chart svg').length >= 9", timeout=60_000)
-            times.append(time.perf_counter() - t0)
-            if args.screenshot:
-                page.screenshot(path=args.screenshot, full_page=True)
-            page.close()
-        browser.close()
-    print(f"rows {args.rows:,}; occupied bins {report.sketch.n_occupied_bins:,}")
-    print(f"file size {os.path.getsize(path) / 1e6:.2f} MB; write {write_s:.2f} s (+ {bundle_s:.2f} s once per process "
-          f"for the JavaScript bundle); render median {statistics.median(times):.2f} s of {[round(t, 2) for t in times]}")
+    out = tempfile.mkdtemp()
+    results = []
+    for rows in (int(r) for r in args.rows.split(",")):
+        sketch, build_s = build(rows, args.chunk_rows)
+        report = Report.from_sketch(sketch, thresholds=[0.3, 0.5],  # type: ignore[arg-type]
+                                    provenance={"source": f"streameval generate, {rows:,} rows, seed 1"})
+        path = os.path.join(out, f"report-{rows}.html")
+        t0 = time.perf_counter()
+        report.to_html(path)
+        results.append({"rows": rows, "bins": sketch.n_occupied_bins, "build_s": build_s,  # type: ignore[attr-defined]
+                        "write_s": time.perf_counter() - t0, "mb": os.path.getsize(path) / 1e6, "path": path})
+    times = render_times([r["path"] for r in results], args.reps, args.screenshot)
+    print(f"JavaScript bundle: {bundle_s:.2f} s once per process")
+    print("| rows | occupied bins | sketch built (s) | page written (s) | size (MB) | render median (s) | renders (s) |")
+    print("|---|---|---|---|---|---|---|")
+    for r, t in zip(results, times, strict=True):
+        print(f"| {r['rows']:,} | {r['bins']:,} | {r['build_s']:.1f} | {r['write_s']:.2f} | {r['mb']:.2f} | "
+              f"{statistics.median(t):.2f} | {', '.join(f'{x:.2f}' for x in t)} |")
 
 
 if __name__ == "__main__":

@@ -435,3 +435,36 @@ def test_cli_png_option(tmp_path):
     run = CliRunner().invoke(app, ["report", str(tmp_path / "s.sketch"), "--svg", str(tmp_path / "svg")])
     assert run.exit_code == 0, run.output
     assert sorted(p.name for p in (tmp_path / "svg").glob("*.svg"))[:2] == ["calibration.svg", "det.svg"]
+
+
+def test_downsampled_curves_keep_a_rare_event_rise():
+    from sklearn.metrics import roc_curve
+
+    from streameval.report.html import data
+
+    rng = np.random.default_rng(5)
+    n, pos = 400_000, 400
+    y = np.zeros(n, dtype=int)
+    y[:pos] = 1
+    # Negatives pile up near 1e-4 (tens of thousands of bins); positives sit a little higher.
+    s = np.where(y == 1, rng.beta(2, 2000, n) * 3, rng.beta(1, 8000, n))
+    sketch = BinarySketch().update(y, s)
+    assert sketch.n_occupied_bins > 20_000
+    full_fpr, full_tpr, _ = sketch.roc_curve(drop_intermediate=False)
+    sw = data.sweep(sketch)
+    assert len(sw["fpr"]) <= data.MAX_POINTS + 2
+    # Between two consecutive plotted points the exact curve stays in their box. Spread along the
+    # curve's length (FPR + TPR + rank, total 3), no box exceeds 3 / MAX_POINTS plus one step of
+    # the full curve; evenly spaced indices leave a box over most of the rise.
+    def largest_box(fpr, tpr):
+        f, t = np.r_[0.0, fpr], np.r_[0.0, tpr]
+        return np.maximum(np.diff(f), np.diff(t)).max()
+
+    step = largest_box(full_fpr, full_tpr)
+    assert largest_box(sw["fpr"], sw["tpr"]) <= 3 / data.MAX_POINTS + step + 1e-12
+    even = data.downsample(full_fpr.shape[0] - 1)
+    assert largest_box(full_fpr[1:][even], full_tpr[1:][even]) > 0.2
+    # scikit-learn's curve on the rows agrees with the plotted one where both are drawn.
+    fpr, tpr, _ = roc_curve(y, s)
+    at = np.linspace(0.001, 0.2, 50)
+    assert np.interp(at, np.r_[0.0, sw["fpr"]], np.r_[0.0, sw["tpr"]]) == pytest.approx(np.interp(at, fpr, tpr), abs=0.02)

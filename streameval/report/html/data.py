@@ -1,7 +1,7 @@
 """Plot data from a binary sketch: small tables for display, computed from the sketch's curves.
 
-Every table is downsampled to at most ``max_points`` rows (a sketch can have 100k occupied bins);
-the reported metrics are never recomputed from these tables.
+Every curve is downsampled to at most ``max_points`` points (a sketch can have 100k occupied bins),
+spread along the curve's length; the reported metrics are never recomputed from these tables.
 """
 
 from __future__ import annotations
@@ -10,9 +10,13 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["MAX_POINTS", "both_classes", "sweep", "score_distribution", "calibration", "det", "downsample", "tpr_ci"]
+__all__ = ["MAX_POINTS", "both_classes", "sweep", "score_distribution", "calibration", "det", "downsample",
+           "downsample_along", "tpr_ci"]
 
-MAX_POINTS = 800  # x 5 metrics in the long-form sweep stays under Altair's 5,000-row guard
+# Measured (benchmarks/html_bench.py, docs/html-report.md): 800 points per curve took 1.4-1.8x
+# the render time of 400 on a 100M-row sketch; 400 points spread along the curve's length (below)
+# keep every visible bend of a 320-pixel-wide chart.
+MAX_POINTS = 400
 
 
 def downsample(n: int, max_points: int = MAX_POINTS) -> np.ndarray:
@@ -20,6 +24,34 @@ def downsample(n: int, max_points: int = MAX_POINTS) -> np.ndarray:
     if n <= max_points:
         return np.arange(n)
     return np.unique(np.linspace(0, n - 1, max_points).round().astype(np.int64))
+
+
+def downsample_along(*coords: np.ndarray, max_points: int = MAX_POINTS) -> np.ndarray:
+    """Indices of at most ``max_points`` points spread evenly along a monotone path.
+
+    Parameters
+    ----------
+    *coords : ndarray of shape (n,)
+        Coordinates in [0, 1], each non-decreasing along the points (FPR and TPR in threshold
+        order); the point's rank ``i / (n - 1)`` is added as one more, so that runs of thresholds
+        where the curve stands still (the sweep's x axis) are sampled too.
+    max_points : int
+
+    Returns
+    -------
+    ndarray of int64
+        Sorted, unique indices, first and last included: the first point at or past each of
+        ``max_points`` evenly spaced levels of the summed coordinates (an L1 arc length). Evenly
+        spaced indices would put all but a few points where the bins are, and miss a steep rise
+        held by a few bins (a rare-event ROC near FPR 0).
+    """
+    n = coords[0].shape[0]
+    if n <= max_points:
+        return np.arange(n)
+    rank = np.arange(n, dtype=np.float64) / (n - 1)
+    length = np.maximum.accumulate(sum((np.asarray(c, dtype=np.float64) for c in coords), rank))
+    idx = np.searchsorted(length, np.linspace(length[0], length[-1], max_points), side="left")
+    return np.unique(np.r_[0, np.minimum(idx, n - 1), n - 1])
 
 
 def both_classes(sketch: Any) -> str | None:
@@ -45,7 +77,7 @@ def sweep(sketch: Any, max_points: int = MAX_POINTS) -> dict[str, np.ndarray]:
         precision = np.where(tp + fp > 0, tp / (tp + fp), 1.0)
         f1 = np.where(precision + tpr > 0, 2 * precision * tpr / (precision + tpr), 0.0)
     alert = (tp + fp) / (P + N)
-    idx = downsample(thr.shape[0], max_points)
+    idx = downsample_along(fpr, tpr, max_points=max_points)
     return {
         "threshold": thr[idx], "tpr": tpr[idx], "fpr": fpr[idx], "precision": precision[idx], "recall": tpr[idx],
         "f1": f1[idx], "alert_rate": alert[idx], "tp": tp[idx], "fp": fp[idx], "fnr": 1 - tpr[idx],
@@ -93,7 +125,8 @@ def det(sketch: Any, max_points: int = MAX_POINTS) -> dict[str, np.ndarray]:
     from scipy.stats import norm
 
     fpr, fnr, thr = sketch.det_curve()
-    idx = downsample(thr.shape[0], max_points)
+    order = np.argsort(thr, kind="stable")[::-1]  # descending threshold: FPR and 1 - FNR rise
+    idx = np.sort(order[downsample_along(fpr[order], 1 - fnr[order], max_points=max_points)])
     x = np.asarray(norm.ppf(np.clip(fpr[idx], 1e-6, 1 - 1e-6)), dtype=np.float64)
     y = np.asarray(norm.ppf(np.clip(fnr[idx], 1e-6, 1 - 1e-6)), dtype=np.float64)
     return {"threshold": thr[idx], "fpr": fpr[idx], "fnr": fnr[idx], "x": x, "y": y}
