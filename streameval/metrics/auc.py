@@ -25,7 +25,7 @@ from ..errors import UndefinedMetricWarning
 from .estimate import NAN, Estimate
 from .table import BinTable, FloatArray
 
-__all__ = ["roc_auc", "gini", "average_precision", "pr_auc"]
+__all__ = ["roc_auc", "gini", "average_precision", "pr_auc", "replicate_roc_auc"]
 
 
 def _path_area(t: BinTable, kind: np.ndarray, fpr_stop: float) -> float:
@@ -67,6 +67,26 @@ def _full_area(t: BinTable, kind: np.ndarray) -> float:
         return _path_area(t, kind, 1.0)
     h = np.where(kind == 2, t.pos, np.where(kind == 0, 0.0, 0.5 * t.pos))
     return float(np.sum(t.neg * (t.tp_before + h))) / pairs
+
+
+def replicate_roc_auc(t: BinTable, pos: FloatArray, neg: FloatArray) -> tuple[FloatArray, FloatArray]:
+    """Bounds of the ROC-AUC of many reweightings of ``t``'s rows at once (bootstrap replicates).
+
+    ``pos``/``neg`` (shape ``(k, R)``, ``t``'s bin order) are each replicate's class weights per
+    bin; replicate rows are a subset of ``t``'s, so ``t``'s per-bin path kinds bound them. The
+    same pair count as :func:`roc_auc`, one column per replicate. Returns ``(lower, upper)`` of
+    shape ``(R,)``, NaN where a replicate lacks a class.
+    """
+    P, N = pos.sum(axis=0), neg.sum(axis=0)
+    tp_before = np.cumsum(pos, axis=0) - pos
+    out = []
+    for kind in (t.lower_path(), t.upper_path()):
+        k = kind[:, None]
+        h = np.where(k == 2, pos, np.where(k == 0, 0.0, 0.5 * pos))
+        with np.errstate(invalid="ignore", divide="ignore"):
+            area = np.sum(neg * (tp_before + h), axis=0) / (P * N)
+        out.append(np.where((P > 0) & (N > 0), np.minimum(area, 1.0), np.nan))
+    return out[0], out[1]
 
 
 def _one_class(t: BinTable, what: str) -> bool:

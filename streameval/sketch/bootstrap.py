@@ -22,7 +22,7 @@ replicate view stays rigorous.
 from __future__ import annotations
 
 import warnings
-from typing import Any, Sequence
+from typing import Any, Iterator, Sequence
 
 import numpy as np
 import numpy.typing as npt
@@ -244,24 +244,24 @@ class Replicates:
     __hash__ = None  # type: ignore[assignment]
 
     # -- replicate views ---------------------------------------------------------------------
-    def replicate_values(self, keys: npt.NDArray[np.int64], values: np.ndarray, r: int) -> tuple[np.ndarray, np.ndarray]:
-        """Compact ``(keys, values)`` of replicate ``r``, given the sketch's own compact bins.
+    def replicate_values(self, keys: npt.NDArray[np.int64], values: np.ndarray) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+        """Yield compact ``(keys, values)`` of each replicate, given the sketch's own compact bins.
 
         Each replicate cell takes the sketch cell's min/max (a bound for its subset of rows) and
         its mean score times the replicate weight as the score sum.
         """
         rkeys, rw = self.compact()
-        at = np.searchsorted(keys, rkeys)
-        base = values[at]
-        w = rw[:, :, r]
-        occupied = (w > 0).any(axis=1)
-        out = empty_values(int(occupied.sum()))
-        w, base = w[occupied], base[occupied]
-        has = w > 0
-        out[:, :, W] = w
+        base = values[np.searchsorted(keys, rkeys)]
         with np.errstate(invalid="ignore", divide="ignore"):
             mean = np.where(base[:, :, W] > 0, base[:, :, SUM] / base[:, :, W], 0.0)
-        out[:, :, MIN] = np.where(has, base[:, :, MIN], np.inf)
-        out[:, :, MAX] = np.where(has, base[:, :, MAX], -np.inf)
-        out[:, :, SUM] = np.where(has, w * mean, 0.0)
-        return rkeys[occupied], out
+        by_replicate = np.ascontiguousarray(np.moveaxis(rw, 2, 0))  # (R, k, 2): one slice per replicate
+        for w in by_replicate:
+            occupied = (w[:, 0] > 0) | (w[:, 1] > 0)
+            wk, bk, mk = w[occupied], base[occupied], mean[occupied]
+            has = wk > 0
+            out = empty_values(wk.shape[0])
+            out[:, :, W] = wk
+            out[:, :, MIN] = np.where(has, bk[:, :, MIN], np.inf)
+            out[:, :, MAX] = np.where(has, bk[:, :, MAX], -np.inf)
+            out[:, :, SUM] = np.where(has, wk * mk, 0.0)
+            yield rkeys[occupied], out

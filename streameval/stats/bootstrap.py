@@ -152,10 +152,10 @@ def replicate_sketches(sketch: "BinarySketch") -> Iterator["BinarySketch"]:
             "evaluate(..., bootstrap=200), --bootstrap 200), ideally with row_id"
         )
     keys, values = sketch._compact()
-    for r in range(rep.n_replicates):
+    for rkeys, rvalues in rep.replicate_values(keys, values):
         view = BinarySketch(sketch.grid)
         view._labels = sketch._labels
-        view._keys, view._values = rep.replicate_values(keys, values, r)
+        view._keys, view._values = rkeys, rvalues
         view.counters["n_outside"] = sketch.counters["n_outside"]
         yield view
 
@@ -176,6 +176,9 @@ def replicate_estimates(sketch: "BinarySketch", metric: str | MetricFn, threshol
     UsageError
         As :func:`metric_function`, or if the sketch has no replicates.
     """
+    fast = _vectorized(sketch, metric, threshold, positive_if)
+    if fast is not None:
+        return fast
     fn = metric_function(metric, threshold, positive_if)
     lo, hi = [], []
     with warnings.catch_warnings():
@@ -190,6 +193,53 @@ def replicate_estimates(sketch: "BinarySketch", metric: str | MetricFn, threshol
             lo.append(a)
             hi.append(b)
     return np.asarray(lo, dtype=np.float64), np.asarray(hi, dtype=np.float64)
+
+
+def _replicate_table(sketch: "BinarySketch") -> tuple[BinTable, np.ndarray, np.ndarray]:
+    """The sketch's bin table and the replicates' (k, R) positive and negative weights in its order."""
+    rep = sketch.replicates
+    assert rep is not None
+    keys, _ = sketch._compact()
+    t = sketch.table()  # descending keys
+    rkeys, rw = rep.compact()
+    pos = np.zeros((keys.shape[0], rep.n_replicates))
+    neg = np.zeros_like(pos)
+    at = keys.shape[0] - 1 - np.searchsorted(keys, rkeys)  # ascending position -> descending row
+    pos[at], neg[at] = rw[:, 1, :], rw[:, 0, :]
+    return t, pos, neg
+
+
+def _vectorized(sketch: "BinarySketch", metric: Any, threshold: float | None,
+                positive_if: str) -> tuple[np.ndarray, np.ndarray] | None:
+    """All replicates at once for the full ROC-AUC and for threshold metrics; None otherwise."""
+    if not isinstance(metric, str) or sketch.replicates is None:
+        return None
+    name, _, at = metric.partition("@")
+    name = _ALIASES.get(name, name)
+    if name == "roc_auc" and not at:
+        from ..metrics.auc import replicate_roc_auc
+
+        t, pos, neg = _replicate_table(sketch)
+        return replicate_roc_auc(t, pos, neg)
+    if name in THRESHOLD_METRICS:
+        value = float(at) if at else threshold
+        if value is None:
+            return None
+        metric_function(metric, threshold, positive_if)(sketch)  # the checks: exact threshold
+        from ..metrics.confusion import Confusion
+
+        t, pos, neg = _replicate_table(sketch)
+        low = np.minimum(t.pos_min, t.neg_min)  # an exact threshold leaves each bin on one side
+        above = low >= value if positive_if == ">=" else low > value
+        tp, fp = pos[above].sum(axis=0), neg[above].sum(axis=0)
+        fn, tn = pos.sum(axis=0) - tp, neg.sum(axis=0) - fp
+        out = np.empty(tp.shape[0])
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UndefinedMetricWarning)
+            for r in range(tp.shape[0]):
+                out[r] = float(getattr(Confusion(float(tp[r]), float(fp[r]), float(fn[r]), float(tn[r])), name))
+        return out, out.copy()
+    return None
 
 
 def percentile_interval(lo: np.ndarray, hi: np.ndarray, level: float, what: str) -> tuple[float, float]:
@@ -253,7 +303,7 @@ def bootstrap_ci(sketch: "BinarySketch", metric: str | MetricFn = "roc_auc", lev
     """
     level = check_level(level)
     fn = metric_function(metric, threshold, positive_if)
-    lo, hi = replicate_estimates(sketch, fn)
+    lo, hi = replicate_estimates(sketch, metric, threshold, positive_if)
     name = metric if isinstance(metric, str) else getattr(metric, "__name__", "metric")
     if isinstance(metric, str) and _ALIASES.get(metric, metric) in ("log_loss", "brier_score"):
         exact = sketch.log_loss() if _ALIASES.get(metric, metric) == "log_loss" else sketch.brier_score()
@@ -347,8 +397,8 @@ def compare_bootstrap(first: "BinarySketch", second: "BinarySketch", metric: str
             stacklevel=2,
         )
     fn = metric_function(metric, threshold, positive_if)
-    lo_a, hi_a = replicate_estimates(first, fn)
-    lo_b, hi_b = replicate_estimates(second, fn)
+    lo_a, hi_a = replicate_estimates(first, metric, threshold, positive_if)
+    lo_b, hi_b = replicate_estimates(second, metric, threshold, positive_if)
     d_lo, d_hi = lo_a - hi_b, hi_a - lo_b
     name = metric if isinstance(metric, str) else getattr(metric, "__name__", "metric")
     ci_lo, ci_hi = percentile_interval(d_lo, d_hi, level, f"the bootstrap comparison of {name}")
