@@ -261,3 +261,43 @@ def test_store_read_merges_by_key_like_a_group_by_with_filters_and_rollups(tmp_p
                 _, wa, _, _ = got.score_histogram(key, labelled=False)
                 _, wb, _, _ = want.score_histogram(key, labelled=False)
                 assert np.array_equal(wa, wb)
+
+
+def test_check_and_report_give_score_drift_against_the_reference(tmp_path):
+    """PSI per slice in `monitor check` (current vs reference period) and in `monitor report
+    --reference` (each window vs its slice's reference), equal to stats.score_drift."""
+    import json
+
+    from streameval.stats import score_drift
+
+    for d in range(1, 11):
+        _day(tmp_path / f"d{d:02d}.parquet", d, n=5000, degrade=d >= 8, unlabelled=0.2)
+    store = tmp_path / "m.duckdb"
+    with Store(store) as st:
+        st.ingest(str(tmp_path / "*.parquet"), **JOB)
+        table = check(st, reference="2026-11-01:2026-11-08", current="3d")
+        cur = st.sketchset(window="all", since=table_period(st, "3d"))
+        ref = st.sketchset(window="all", since=pd.Timestamp("2026-11-01", tz="UTC").to_pydatetime(),
+                           until=pd.Timestamp("2026-11-08", tz="UTC").to_pydatetime())
+    for r in table.rows:
+        key = (r["segment"],)
+        b, w, lo, hi = cur.score_histogram(key)
+        rb, rw, rlo, rhi = ref.score_histogram(key)
+        assert r["psi"] == pytest.approx(score_drift(b, w, rb, rw, ranges=(lo, hi, rlo, rhi)).psi, rel=1e-12)
+    psi = {r["segment"]: r["psi"] for r in table.rows}
+    assert psi["b"] > 2 * max(psi["a"], psi[None]) and table.overall["psi"] > 0
+    assert "PSI" in table.to_text(width=200) and '"psi"' in table.to_json()
+    runner = CliRunner()
+    rep = runner.invoke(app, ["monitor", "report", "--store", str(store), "--reference", "2026-11-01:2026-11-08",
+                              "-f", "json"])
+    assert rep.exit_code == 0, rep.stdout
+    rows = json.loads(rep.stdout)["rows"]
+    late = [r["psi"] for r in rows if r["segment"] == "b" and r["window"] >= "2026-11-08"]
+    early = [r["psi"] for r in rows if r["segment"] == "b" and r["window"] < "2026-11-08"]
+    assert len(late) == 3 and min(late) > max(early)
+
+
+def table_period(store, text):
+    from streameval.monitor.alerts import parse_period
+
+    return parse_period(text, store.newest_window())[0]

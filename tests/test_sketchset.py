@@ -348,3 +348,32 @@ def test_segment_sums_add_in_numpys_order():
     for g, (a, b) in enumerate(zip(starts[:-1], starts[1:], strict=True)):
         assert sums[g] == np.sum(x[a:b])
         assert np.array_equal(runs[a:b], np.cumsum(x[a:b]))
+
+
+def test_psi_column_equals_score_drift_group_by_group():
+    """The table's psi (all groups at once) equals stats.score_drift on each group's histogram
+    against its slice's reference histogram; slices without a reference get null."""
+    from streameval.stats import score_drift
+
+    df = _frame(n=30_000, seed=23, decimals=None, unlabelled=0.3)
+    df["day"] = pd.Timestamp("2026-11-01") + pd.to_timedelta(np.random.default_rng(1).integers(0, 4, len(df)), "D")
+    ref_rows = df[df.country != "fr"].sample(8000, random_state=2)
+    ref = SketchSet(["country"]).update({"country": ref_rows.country.values}, ref_rows.y.values, ref_rows.s.values)
+    df.loc[df.country == "us", "s"] **= 2  # drifted scores for one country
+    ss = SketchSet(["window", "country"])
+    ss.update({"window": pa.array(df.day.values), "country": df.country.values}, df.y.values, df.s.values)
+    table = SliceTable.from_sketchset(ss, reference=ref)
+    checked = 0
+    for row in table.rows:
+        key = (row["window"], row["country"])
+        if row["country"] == "fr":
+            assert row["psi"] is None
+            continue
+        b, w, lo, hi = ss.score_histogram(key)
+        rb, rw, rlo, rhi = ref.score_histogram((row["country"],))
+        want = score_drift(b, w, rb, rw, ranges=(lo, hi, rlo, rhi)).psi
+        assert row["psi"] == pytest.approx(want, rel=1e-12, abs=1e-15)
+        checked += 1
+    assert checked == 12 and any("population stability index" in n for n in table.notes)
+    assert max(r["psi"] for r in table.rows if r["country"] == "us") > 0.1 > max(
+        r["psi"] for r in table.rows if r["country"] == "de")

@@ -98,6 +98,7 @@ def report_cmd(
     by: Optional[str] = typer.Option(None, "--by", "-b", metavar="COLUMNS", help="Slice columns to keep (default: the store's); '' for none."),
     window: Optional[str] = typer.Option(None, "--window", metavar="LENGTH", help="Roll windows up to this length, or 'all'."),
     since: Optional[str] = typer.Option(None, "--since", metavar="WHEN", help="From this date, or a length such as 30d before the newest window."),
+    reference: Optional[str] = typer.Option(None, "--reference", metavar="PERIOD", help="Add psi: score drift of each row against its slice in this period (START:END dates, or a length such as 30d)."),
     threshold: Optional[List[str]] = typer.Option(None, "--threshold", "-t", metavar="T[,T...]", help="Thresholds for rate columns: -t 0.3,0.5 or repeated."),
     ci: bool = typer.Option(False, "--ci", help="Add DeLong 95% CIs of the AUC."),
     fmt: Optional[str] = typer.Option("table", "--format", "-f", help="table, json, csv or markdown."),
@@ -115,15 +116,20 @@ def report_cmd(
 
     def body() -> None:
         from ..monitor import Store
-        from ..monitor.alerts import parse_since
+        from ..monitor.alerts import parse_period, parse_since
         from ..report import CIOptions, SliceTable
 
         with Store(store, read_only=True) as st:
             start = None if since is None else parse_since(since, st.newest_window())
             keep = None if by is None else [b.strip() for b in by.split(",") if b.strip()]
             ss = st.sketchset(by=keep, window=window, since=start)
+            ref = None
+            if reference is not None:
+                a, b = parse_period(reference, st.newest_window())
+                ref = st.sketchset(by=keep, window="all", since=a, until=b)
             table = SliceTable.from_sketchset(ss, thresholds=cli.parse_thresholds(threshold), ci=CIOptions() if ci else None,
-                                              provenance={"source": str(store)})
+                                              provenance={"source": str(store), **({"reference": reference} if ref is not None else {})},
+                                              reference=ref)
         cli._emit(table, fmt_, output)
         alert_doc = None
         if alerts is not None:

@@ -6,7 +6,9 @@ ROC-AUC, the two-proportion test for a rate at a threshold). The p-values, taken
 conservative end when binning leaves a range, are corrected across slices with Benjamini-Hochberg
 (1995). A slice alerts when its change is significant after correction *and* at least
 ``min_effect`` in the harmful direction. Slices are ranked by their contribution to the overall
-change: their share of the current period's rows times their own change.
+change: their share of the current period's rows times their own change. Each slice also gets
+its score drift (PSI of the current period's scores against the reference period's), which needs
+no labels: it is there before the labels arrive.
 """
 
 from __future__ import annotations
@@ -88,8 +90,10 @@ class AlertTable:
     rows : list of dict
         Columns: the slice keys, ``n_reference``, ``n_current``, ``reference``, ``current``,
         ``delta``, ``ci_lower``, ``ci_upper``, ``p_value`` (conservative end), ``p_adjusted``
-        (Benjamini-Hochberg), ``contribution``, ``alert``; ranked by contribution, most harmful
-        first.
+        (Benjamini-Hochberg), ``contribution``, ``psi`` (score drift of the current period
+        against the reference: population stability index of the slice's scores, labelled and
+        unlabelled rows, over reference deciles), ``alert``; ranked by contribution, most
+        harmful first.
     overall : dict
         The same columns for all slices together.
     provenance : dict
@@ -125,14 +129,14 @@ class AlertTable:
         p = self.provenance
         t = Table(title=f"{p['metric']}: current {p['current']} vs reference {p['reference']}", header_style="bold")
         keys = list(p["by"])
-        cols = keys + ["n_current", "reference", "current", "delta", "95% CI", "p_adjusted", "alert"]
+        cols = keys + ["n_current", "reference", "current", "delta", "95% CI", "p_adjusted", "PSI", "alert"]
         for c in cols:
             t.add_column(c, justify="left" if c in keys else "right", overflow="fold")
         for r in [self.overall] + self.rows[:limit]:
             ci = "n/a" if r["ci_lower"] is None else f"{r['ci_lower']:+.4f} to {r['ci_upper']:+.4f}"
             t.add_row(*[("(all)" if r is self.overall else str(r.get(k))) for k in keys], f"{r['n_current']:,.0f}",
                       _f(r["reference"]), _f(r["current"]), _f(r["delta"], "+.4f"), ci, _f(r.get("p_adjusted"), ".3g"),
-                      "ALERT" if r.get("alert") else "")
+                      _f(r.get("psi"), ".3f"), "ALERT" if r.get("alert") else "")
         console = Console(width=width, record=True, color_system=None, file=io.StringIO())
         console.print(t)
         n = sum(r["alert"] for r in self.rows)
@@ -239,12 +243,14 @@ def check(
                 "ci_upper": c.ci_upper, "p_value": c.p_value.upper, "method": c.method,
                 "contribution": (tc.P + tc.N) / total * delta if total > 0 else math.nan}
 
+    psi = dict(zip(ss_cur.keys(), ss_cur.psi(ss_ref).tolist(), strict=True)) if len(ss_ref) else {}
     rows = []
     for key in ss_cur.keys():
         if key not in ss_ref:
             continue
         r = dict(zip(keep, key, strict=True))
         r.update(row(ss_cur.sketch(key), ss_ref.sketch(key)))
+        r["psi"] = psi[key]
         rows.append(r)
     missing = len([k for k in ss_cur.keys() if k not in ss_ref])
     if missing:
@@ -261,6 +267,7 @@ def check(
     overall = row(cur_all, ref_all) if len(ss_cur) and len(ss_ref) else {
         "n_reference": 0, "n_current": 0, "reference": math.nan, "current": math.nan, "delta": math.nan,
         "ci_lower": None, "ci_upper": None, "p_value": math.nan, "contribution": math.nan, "method": ""}
+    overall["psi"] = float(ss_cur.rollup([]).psi(ss_ref.rollup([]))[0]) if len(ss_cur) and len(ss_ref) else math.nan
     overall["p_adjusted"] = overall["p_value"]
     overall["alert"] = False
     prov = {"store": store.path, "metric": metric, "by": keep, "reference": _span(ref), "current": _span(cur), "alpha": alpha, "min_effect": min_effect,

@@ -32,7 +32,7 @@ SLICE_SCHEMA_VERSION = 1
 _RATES = ("precision", "recall", "fpr", "f1")
 _SHOW = 20
 _HEADERS = {"labelled_fraction": "labelled", "average_precision": "AP", "prevalence": "prev."}
-_SCREEN = ("n_rows", "labelled_fraction", "prevalence", "roc_auc", "average_precision", "log_loss")
+_SCREEN = ("n_rows", "labelled_fraction", "prevalence", "roc_auc", "average_precision", "log_loss", "psi")
 
 
 def _nulls(values: np.ndarray) -> list[float | None]:
@@ -151,6 +151,7 @@ class SliceTable:
         positive_if: str = ">=",
         provenance: dict[str, Any] | None = None,
         ci: Any = None,
+        reference: SketchSet | None = None,
     ) -> "SliceTable":
         """Compute the table of a :class:`SketchSet`.
 
@@ -166,6 +167,12 @@ class SliceTable:
         ci : CIOptions, optional
             Add ``roc_auc_ci_lower``/``roc_auc_ci_upper`` (sampling confidence interval, DeLong by
             default; not to be confused with the ``_lower``/``_upper`` binning bounds).
+        reference : SketchSet, optional
+            Reference histograms keyed by the slice columns (the key without ``"window"``), e.g.
+            a reference period merged per slice (``Store.sketchset(window="all", since=...,
+            until=...)``). Adds ``psi``: the population stability index of each group's scores
+            (labelled and unlabelled rows) against its slice's reference; null when the slice
+            has no reference rows.
 
         Returns
         -------
@@ -194,6 +201,8 @@ class SliceTable:
             for name, total in (("log_loss", ctr["log_loss_sum"]), ("brier", ctr["brier_sum"])):
                 value = np.where(ctr["n_outside"] > 0, np.nan, total / ctr["prob_weight"])  # outside [0, 1]: undefined
                 data[name] = _nulls(np.where(ctr["prob_weight"] > 0, value, np.nan))
+        if reference is not None:
+            data["psi"] = _nulls(sketches.psi(reference))
         inexact = _rate_data(data, lab, sketches.grid, thresholds, positive_if)
         _area_data(data, est, "est_")
         inexact += _rate_data(data, est, sketches.grid, thresholds, positive_if, "est_")
@@ -211,6 +220,9 @@ class SliceTable:
                 "scores are calibrated probabilities (confidence-based performance estimation); they are "
                 "not measurements"
             )
+        if reference is not None:
+            notes.append("psi: population stability index of each group's scores (all rows) against its slice's "
+                         "reference; rules of thumb: < 0.1 stable, 0.1-0.25 moderate, > 0.25 large shift")
         prov = dict(provenance or {})
         prov.setdefault("keys", list(sketches.key_names))
         prov["grid"] = sketches.grid.spec()

@@ -524,6 +524,46 @@ class SketchSet:
         for key in self._keys:
             yield key, self.sketch(key)
 
+    def psi(self, reference: "SketchSet", *, buckets: int = 10) -> np.ndarray:
+        """Score drift of every group against a reference: the population stability index.
+
+        Parameters
+        ----------
+        reference : SketchSet
+            Keyed like this set, or by the same key without ``"window"`` (e.g. a reference
+            period merged per slice); each group is compared with the reference group of the
+            same key (slice values).
+        buckets : int, default 10
+            Reference-quantile buckets (deciles), as :func:`streameval.stats.score_drift`.
+
+        Returns
+        -------
+        ndarray of float64, shape (len(self),)
+            PSI of each group's score histogram (labelled and unlabelled rows) in :meth:`keys`
+            order; NaN where the reference has no such group.
+
+        Raises
+        ------
+        IncompatibleGridError
+            If the grids differ.
+        InputError
+            If the reference is keyed otherwise.
+        """
+        from ..metrics.segmented import score_histograms, segmented_psi
+
+        if reference.grid != self.grid:
+            raise IncompatibleGridError(f"the reference is on {reference.grid.describe()}, this set on {self.grid.describe()}")
+        positions = [i for i, k in enumerate(self.key_names) if k != "window" or k in reference.key_names]
+        if list(reference.key_names) != [self.key_names[i] for i in positions]:
+            raise InputError(f"the reference must be keyed by {[self.key_names[i] for i in positions]}, "
+                             f"not {list(reference.key_names)}")
+        index = {k: i for i, k in enumerate(reference.keys())}
+        reference_of = np.array([index.get(tuple(key[i] for i in positions), -1) for key in self._keys], dtype=np.int64)
+        g, b, _, c = self.cell_columns()
+        rg, rb, _, rc = reference.cell_columns()
+        return segmented_psi(*score_histograms(g, b, np.ascontiguousarray(c[:, 0])), reference_of,
+                             *score_histograms(rg, rb, np.ascontiguousarray(rc[:, 0])), len(index), buckets=buckets)
+
     # -- storage ------------------------------------------------------------------------------
     def group_parts(self, key: Key | Any) -> tuple[BinarySketch, bytes | None, dict[str, int | float]]:
         """One group as plain parts for storage: ``(labelled, unlabelled, counts)``.
