@@ -35,6 +35,7 @@ from .binary import BinarySketch, _plain
 from .binary_merge import merge_labels as _merge_labels
 from .cells import decode_cells, encode_cells
 from .cells import reduce_cells as _reduce
+from .groupkeys import KeyEncoder
 
 __all__ = ["SketchSet", "DEFAULT_MAX_GROUPS", "UNLABELLED"]
 
@@ -102,10 +103,7 @@ class SketchSet:
         self._pending_cells = 0
         self._table = grouped.new_table()  # cells added by update, not yet sorted (see kernels.grouped)
         self._used = 0
-        self._values: list[list[Any]] = [[] for _ in self.key_names]  # per key column: value id -> value
-        self._value_index: list[dict[Any, int]] = [{} for _ in self.key_names]
-        self._combos: dict[tuple[int, ...], int] = {}  # value ids -> group
-        self._packed = (np.empty(0, dtype=np.int64), np.empty(0, dtype=np.int64))  # the same, packed and sorted
+        self._encoder = KeyEncoder(self.key_names, self._group)
         # per group, one 64-byte line: the _INT counters then the _FLOAT sums (counts exact below 2**53)
         self._ctr = np.zeros((0, len(_INT) + len(_FLOAT)), dtype=np.float64)
         self.weighted = False
@@ -197,106 +195,6 @@ class SketchSet:
                 self._ctr = np.pad(self._ctr, ((0, cap - self._ctr.shape[0]), (0, 0)))
         return gid
 
-    def _group_ids(self, keys: Mapping[str, Any] | Sequence[Any], n: int) -> npt.NDArray[np.int64]:
-        """Group index of every row, creating groups for new keys.
-
-        Each key column is dictionary-encoded by Arrow; the chunk's dictionary values are mapped
-        to per-column value ids once per distinct value, the rows' value ids are combined into one
-        code per row (mixed radix), and only the distinct codes of the chunk are looked up in
-        Python. Cost: O(rows) vectorized plus O(distinct keys of the chunk).
-        """
-        if isinstance(keys, Mapping):
-            missing = [k for k in self.key_names if k not in keys]
-            if missing:
-                raise InputError(f"key column(s) {missing} not given; this set is keyed by {list(self.key_names)}")
-            columns = [keys[k] for k in self.key_names]
-        else:
-            columns = list(keys)
-            if len(columns) != len(self.key_names):
-                raise InputError(f"got {len(columns)} key columns for key names {list(self.key_names)}")
-        if not columns:
-            return np.full(n, self._group(()), dtype=np.int64)
-        ids = [self._value_ids(i, name, col, n) for i, (name, col) in enumerate(zip(self.key_names, columns, strict=True))]
-        codes = ids[0].astype(np.int64, copy=True)
-        radix = len(self._values[0])
-        for i in range(1, len(ids)):
-            size = len(self._values[i])
-            if radix > (1 << 62) // max(size, 1):  # renumber the combinations so far densely
-                uniq, inverse = np.unique(codes, return_inverse=True)
-                codes, radix = inverse.reshape(-1).astype(np.int64), int(uniq.shape[0])
-            codes += ids[i].astype(np.int64) * radix
-            radix *= size
-        if radix <= max(4 * n, 1 << 16):  # dense: a lookup table over all codes
-            rep = np.full(radix, -1, dtype=np.int64)
-            rep[codes] = np.arange(n, dtype=np.int64)
-            uniq = np.flatnonzero(rep >= 0)
-            rows = rep[uniq]
-        else:
-            uniq, first = np.unique(codes, return_index=True)
-            rows = first
-        gmap = self._combo_groups([col[rows] for col in ids])
-        if radix <= max(4 * n, 1 << 16):
-            lut = np.empty(radix, dtype=np.int64)
-            lut[uniq] = gmap
-            return lut[codes]
-        return gmap[np.searchsorted(uniq, codes)]
-
-    def _value_ids(self, i: int, name: str, col: Any, n: int) -> npt.NDArray[np.int64]:
-        """Per-column ids (stable across chunks) of one key column's values; null is a value."""
-        import pyarrow as pa
-
-        arr = _as_arrow(col, name)
-        if len(arr) != n:
-            raise InputError(f"key column {name!r} has {len(arr)} rows but the scores have {n}")
-        enc = arr if pa.types.is_dictionary(arr.type) else arr.dictionary_encode(null_encoding="encode")
-        seen, values = self._value_index[i], self._values[i]
-        local = np.empty(len(enc.dictionary) + 1, dtype=np.int64)
-        for j, v in enumerate([_plain(v) for v in enc.dictionary.to_pylist()] + [None]):
-            vid = seen.get(v)
-            if vid is None:
-                vid = seen[v] = len(values)
-                values.append(v)
-            local[j] = vid
-        idx = enc.indices
-        if idx.null_count:
-            idx = idx.fill_null(len(enc.dictionary))
-        out: npt.NDArray[np.int64] = local[np.asarray(idx.to_numpy(zero_copy_only=False))]
-        return out
-
-    def _combo_groups(self, ids: list[npt.NDArray[np.int64]]) -> npt.NDArray[np.int64]:
-        """Groups of distinct value-id combinations (one array per key column).
-
-        Known combinations are found by a binary search in a sorted table of packed codes (each
-        column's id in ``63 // columns`` bits); only new ones (or ids too large to pack) go
-        through Python, once each.
-        """
-        bits = 63 // len(ids)
-        if max(int(col.max(initial=0)) for col in ids) >= (1 << bits):
-            combos = zip(*(col.tolist() for col in ids), strict=True)
-            return np.fromiter((self._combo_group(c) for c in combos), dtype=np.int64, count=ids[0].shape[0])
-        packed = np.zeros(ids[0].shape[0], dtype=np.int64)
-        for i, col in enumerate(ids):
-            packed |= col << (bits * i)
-        known, known_gid = self._packed
-        pos = np.minimum(np.searchsorted(known, packed), max(known.shape[0] - 1, 0))
-        found = (known[pos] == packed) if known.shape[0] else np.zeros(packed.shape[0], dtype=bool)
-        out = np.empty(packed.shape[0], dtype=np.int64)
-        out[found] = known_gid[pos[found]]
-        new = np.flatnonzero(~found)
-        if new.shape[0]:
-            combos = zip(*(col[new].tolist() for col in ids), strict=True)
-            out[new] = np.fromiter((self._combo_group(c) for c in combos), dtype=np.int64, count=new.shape[0])
-            codes, gids = np.concatenate([known, packed[new]]), np.concatenate([known_gid, out[new]])
-            order = np.argsort(codes, kind="stable")
-            self._packed = (codes[order], gids[order])
-        return out
-
-    def _combo_group(self, combo: tuple[int, ...]) -> int:
-        gid = self._combos.get(combo)
-        if gid is None:
-            gid = self._combos[combo] = self._group(tuple(self._values[i][v] for i, v in enumerate(combo)))
-        return gid
-
     # -- update -------------------------------------------------------------------------------
     def update(
         self,
@@ -360,7 +258,7 @@ class SketchSet:
             cls[where] = encoder.encode(y[where], offset)
         weighted = sample_weight is not None
         w = clean_weights(as_1d_array(sample_weight, "sample_weight"), n, offset) if weighted else np.empty(0)
-        gid = self._group_ids(keys, n)
+        gid = self._encoder.group_ids(keys, n)
         if (len(self._keys) + 1) * 3 * self.grid.n_bins >= grouped.MAX_CODE:
             raise InputError(f"{len(self._keys):,} groups x {self.grid.n_bins:,} bins is too many cells to index; "
                              "use a coarser grid or fewer groups")
@@ -682,21 +580,6 @@ def _remap(sets: Sequence[SketchSet], names: tuple[str, ...], key_of: Callable[[
         out.weighted = out.weighted or s.weighted
     out._code, out._cell = _reduce(np.concatenate(codes), np.concatenate(cells))
     return out
-
-
-def _as_arrow(col: Any, name: str) -> Any:
-    import pyarrow as pa
-
-    if isinstance(col, pa.ChunkedArray):
-        return col.combine_chunks()
-    if isinstance(col, pa.Array):
-        return col
-    try:
-        if hasattr(col, "to_arrow"):  # Polars Series
-            return pa.array(col.to_arrow())
-        return pa.array(col, from_pandas=True)
-    except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError) as exc:
-        raise InputTypeError(f"key column {name!r} cannot be a group key: {exc}") from None
 
 
 def _null_labels(y: np.ndarray) -> npt.NDArray[np.bool_]:

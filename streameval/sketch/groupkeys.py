@@ -1,0 +1,172 @@
+"""Group ids of rows from their key columns: the key encoding of a SketchSet.
+
+Each key column is dictionary-encoded by Arrow (or arrives dictionary-encoded, as window starts
+do); the chunk's dictionary values get per-column value ids once per distinct value, the rows'
+value ids are combined into one code per row (mixed radix, vectorized), and only the distinct
+combinations of the chunk are looked up: known ones by binary search in a sorted table of packed
+codes, new ones in Python, once each. A chunk costs O(rows) NumPy work plus O(new keys) Python.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Mapping, Sequence
+
+import numpy as np
+import numpy.typing as npt
+
+from ..errors import InputError, InputTypeError
+from .binary import _plain
+
+__all__ = ["KeyEncoder"]
+
+Key = tuple[Any, ...]
+
+
+class KeyEncoder:
+    """Turns chunks of key columns into group indices, stable across chunks.
+
+    Parameters
+    ----------
+    key_names : sequence of str
+        The key's parts, in order.
+    new_group : callable
+        ``new_group(key) -> int``: the group index of a key tuple, creating the group if needed
+        (it may raise, e.g. past a cap on the number of groups).
+    """
+
+    def __init__(self, key_names: Sequence[str], new_group: Callable[[Key], int]) -> None:
+        self.key_names = tuple(key_names)
+        self._new_group = new_group
+        self._values: list[list[Any]] = [[] for _ in self.key_names]  # per key column: value id -> value
+        self._value_index: list[dict[Any, int]] = [{} for _ in self.key_names]
+        self._combos: dict[tuple[int, ...], int] = {}  # value ids -> group
+        self._packed = (np.empty(0, dtype=np.int64), np.empty(0, dtype=np.int64))  # the same, packed and sorted
+
+    def group_ids(self, keys: Mapping[str, Any] | Sequence[Any], n: int) -> npt.NDArray[np.int64]:
+        """Group index of every row, creating groups for new keys.
+
+        Parameters
+        ----------
+        keys : mapping of key name -> array-like of shape (n,), or a sequence in key order
+            NumPy, Arrow (also dictionary-encoded), Polars, pandas or lists; null is a value.
+        n : int
+            Rows in the chunk.
+
+        Returns
+        -------
+        ndarray of int64, shape (n,)
+
+        Raises
+        ------
+        InputError
+            A missing key column or one of the wrong length (and whatever ``new_group`` raises).
+        InputTypeError
+            A column that cannot be a group key.
+        """
+        if isinstance(keys, Mapping):
+            missing = [k for k in self.key_names if k not in keys]
+            if missing:
+                raise InputError(f"key column(s) {missing} not given; this set is keyed by {list(self.key_names)}")
+            columns = [keys[k] for k in self.key_names]
+        else:
+            columns = list(keys)
+            if len(columns) != len(self.key_names):
+                raise InputError(f"got {len(columns)} key columns for key names {list(self.key_names)}")
+        if not columns:
+            return np.full(n, self._new_group(()), dtype=np.int64)
+        ids = [self._value_ids(i, name, col, n) for i, (name, col) in enumerate(zip(self.key_names, columns, strict=True))]
+        codes = ids[0].astype(np.int64, copy=True)
+        radix = len(self._values[0])
+        for i in range(1, len(ids)):
+            size = len(self._values[i])
+            if radix > (1 << 62) // max(size, 1):  # renumber the combinations so far densely
+                uniq, inverse = np.unique(codes, return_inverse=True)
+                codes, radix = inverse.reshape(-1).astype(np.int64), int(uniq.shape[0])
+            codes += ids[i].astype(np.int64) * radix
+            radix *= size
+        if radix <= max(4 * n, 1 << 16):  # dense: a lookup table over all codes
+            rep = np.full(radix, -1, dtype=np.int64)
+            rep[codes] = np.arange(n, dtype=np.int64)
+            uniq = np.flatnonzero(rep >= 0)
+            rows = rep[uniq]
+        else:
+            uniq, first = np.unique(codes, return_index=True)
+            rows = first
+        gmap = self._combo_groups([col[rows] for col in ids])
+        if radix <= max(4 * n, 1 << 16):
+            lut = np.empty(radix, dtype=np.int64)
+            lut[uniq] = gmap
+            return lut[codes]
+        return gmap[np.searchsorted(uniq, codes)]
+
+    def _value_ids(self, i: int, name: str, col: Any, n: int) -> npt.NDArray[np.int64]:
+        """Per-column ids (stable across chunks) of one key column's values; null is a value."""
+        import pyarrow as pa
+
+        arr = _as_arrow(col, name)
+        if len(arr) != n:
+            raise InputError(f"key column {name!r} has {len(arr)} rows but the scores have {n}")
+        enc = arr if pa.types.is_dictionary(arr.type) else arr.dictionary_encode(null_encoding="encode")
+        seen, values = self._value_index[i], self._values[i]
+        local = np.empty(len(enc.dictionary) + 1, dtype=np.int64)
+        for j, v in enumerate([_plain(v) for v in enc.dictionary.to_pylist()] + [None]):
+            vid = seen.get(v)
+            if vid is None:
+                vid = seen[v] = len(values)
+                values.append(v)
+            local[j] = vid
+        idx = enc.indices
+        if idx.null_count:
+            idx = idx.fill_null(len(enc.dictionary))
+        out: npt.NDArray[np.int64] = local[np.asarray(idx.to_numpy(zero_copy_only=False))]
+        return out
+
+    def _combo_groups(self, ids: list[npt.NDArray[np.int64]]) -> npt.NDArray[np.int64]:
+        """Groups of distinct value-id combinations (one array per key column).
+
+        Known combinations are found by a binary search in a sorted table of packed codes (each
+        column's id in ``63 // columns`` bits); only new ones (or ids too large to pack) go
+        through Python, once each.
+        """
+        bits = 63 // len(ids)
+        if max(int(col.max(initial=0)) for col in ids) >= (1 << bits):
+            combos = zip(*(col.tolist() for col in ids), strict=True)
+            return np.fromiter((self._combo_group(c) for c in combos), dtype=np.int64, count=ids[0].shape[0])
+        packed = np.zeros(ids[0].shape[0], dtype=np.int64)
+        for i, col in enumerate(ids):
+            packed |= col << (bits * i)
+        known, known_gid = self._packed
+        pos = np.minimum(np.searchsorted(known, packed), max(known.shape[0] - 1, 0))
+        found = (known[pos] == packed) if known.shape[0] else np.zeros(packed.shape[0], dtype=bool)
+        out = np.empty(packed.shape[0], dtype=np.int64)
+        out[found] = known_gid[pos[found]]
+        new = np.flatnonzero(~found)
+        if new.shape[0]:
+            combos = zip(*(col[new].tolist() for col in ids), strict=True)
+            out[new] = np.fromiter((self._combo_group(c) for c in combos), dtype=np.int64, count=new.shape[0])
+            codes, gids = np.concatenate([known, packed[new]]), np.concatenate([known_gid, out[new]])
+            order = np.argsort(codes, kind="stable")
+            self._packed = (codes[order], gids[order])
+        return out
+
+    def _combo_group(self, combo: tuple[int, ...]) -> int:
+        gid = self._combos.get(combo)
+        if gid is None:
+            gid = self._combos[combo] = self._new_group(tuple(self._values[i][v] for i, v in enumerate(combo)))
+        return gid
+
+
+
+def _as_arrow(col: Any, name: str) -> Any:
+    import pyarrow as pa
+
+    if isinstance(col, pa.ChunkedArray):
+        return col.combine_chunks()
+    if isinstance(col, pa.Array):
+        return col
+    try:
+        if hasattr(col, "to_arrow"):  # Polars Series
+            return pa.array(col.to_arrow())
+        return pa.array(col, from_pandas=True)
+    except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError) as exc:
+        raise InputTypeError(f"key column {name!r} cannot be a group key: {exc}") from None
