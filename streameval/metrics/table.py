@@ -134,12 +134,22 @@ class BinTable:
 
     def lower_path(self) -> npt.NDArray[np.int8]:
         """Per bin, the lowest ROC path the bin's rows can trace (see :func:`path_kind`)."""
-        both = (self.pos > 0) & (self.neg > 0)
-        kind = np.where(self.pos_min > self.neg_max, 2, np.where(self.pos_min == self.neg_max, 1, 0))
-        return np.where(both, kind, 1).astype(np.int8)
+        return self._lower_path
 
     def upper_path(self) -> npt.NDArray[np.int8]:
         """Per bin, the highest ROC path the bin's rows can trace."""
-        both = (self.pos > 0) & (self.neg > 0)
+        return self._upper_path
+
+    @cached_property
+    def _both(self) -> npt.NDArray[np.bool_]:
+        return (self.pos > 0) & (self.neg > 0)
+
+    @cached_property
+    def _lower_path(self) -> npt.NDArray[np.int8]:
+        kind = np.where(self.pos_min > self.neg_max, 2, np.where(self.pos_min == self.neg_max, 1, 0))
+        return np.where(self._both, kind, 1).astype(np.int8)
+
+    @cached_property
+    def _upper_path(self) -> npt.NDArray[np.int8]:
         kind = np.where(self.pos_max < self.neg_min, 0, np.where(self.pos_max == self.neg_min, 1, 2))
-        return np.where(both, kind, 1).astype(np.int8)
+        return np.where(self._both, kind, 1).astype(np.int8)
