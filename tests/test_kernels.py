@@ -97,3 +97,70 @@ def test_float32_scores_sum_like_their_float64_values():
     got = probability_sums(s, y, np.empty(0), False)
     assert got[3] == pytest.approx(ref[3], rel=1e-13, abs=0)
     assert got[2] == pytest.approx(ref[2], rel=1e-13)
+
+
+def brute_force_cells(grid, scores, labels, weights):
+    """``{(bin, class): [weight, min, max, score_sum]}`` of the non-NaN, non-zero-weight rows, by
+    a plain Python group-by (sums with math.fsum, so only the kernel's order can differ)."""
+    keep = ~np.isnan(scores) & (weights > 0)
+    bins = grid.bin_index(scores[keep])
+    groups: dict[tuple[int, int], list[tuple[float, float]]] = {}
+    for b, c, s, w in zip(bins.tolist(), labels[keep].tolist(), scores[keep].tolist(), weights[keep].tolist(),
+                          strict=True):
+        groups.setdefault((b, c), []).append((s, w))
+    return {k: [math.fsum(w for _, w in v), min(s for s, _ in v), max(s for s, _ in v), math.fsum(s * w for s, w in v)]
+            for k, v in groups.items()}
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+def test_zero_memory_dense_state_cells_match_a_group_by(weighted):
+    from streameval.kernels.binary import compact, merge_dense, merge_into
+
+    grid = ProbabilityGrid()
+    rng = np.random.default_rng(11)
+    n = 30_000
+    # one-sided cells: all-negative and all-above-1 scores (a zero-initialised min or max would
+    # show as 0), ties, NaN, and bins holding one class only
+    s = np.concatenate([-rng.random(n // 6) * 5, 1 + rng.random(n // 6), rng.random(n - 2 * (n // 6))])
+    s[rng.integers(0, n, 50)] = np.nan
+    s[:200] = 0.25
+    y = (rng.random(n) < 0.3).astype(np.int8)
+    w = rng.random(n) * 2 if weighted else np.ones(n)
+    w[rng.integers(0, n, 100)] = 0.0 if weighted else 1.0
+    expected = brute_force_cells(grid, s, y, w)
+    params = grid.kernel_params()
+    # two states filled with different splits, then folded together, then through the compact form
+    a, b = empty_state(grid.n_bins), empty_state(grid.n_bins)
+    for lo, hi in ((0, 7), (7, 12_345), (12_345, 20_000)):
+        update_state(a, *params, s[lo:hi], y[lo:hi], w[lo:hi] if weighted else np.empty(0), weighted)
+    update_state(b, *params, s[20_000:], y[20_000:], w[20_000:] if weighted else np.empty(0), weighted)
+    merge_dense(a, b)
+    keys, values = compact(a)
+    again = empty_state(grid.n_bins)
+    merge_into(again, keys, values)
+    for state_keys, state_values in ((keys, values), compact(again)):
+        assert sorted({k for k, _ in expected}) == state_keys.tolist()
+        for i, k in enumerate(state_keys.tolist()):
+            for c in (0, 1):
+                got = state_values[i, c]
+                if (k, c) not in expected:
+                    assert got.tolist() == [0.0, math.inf, -math.inf, 0.0]
+                    continue
+                wt, lo, hi, sm = expected[(k, c)]
+                assert got[1] == lo and got[2] == hi  # min and max exactly
+                assert got[0] == pytest.approx(wt, rel=1e-12) and got[3] == pytest.approx(sm, rel=1e-12, abs=1e-12)
+
+
+def _resident_mb() -> float:
+    with open("/proc/self/status") as f:
+        return next(int(line.split()[1]) for line in f if line.startswith("VmRSS")) / 1024
+
+
+def test_an_empty_state_holds_no_memory_until_written():
+    # 4M bins x 64 B = 256 MB of zero memory: allocating it and writing one cell must not grow
+    # the resident set by more than a few pages
+    before = _resident_mb()
+    state = empty_state(1 << 22)
+    state[123, 1, 0] = 1.0
+    grown = _resident_mb() - before
+    assert state.nbytes == 256 << 20 and grown < 16, grown

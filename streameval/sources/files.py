@@ -26,6 +26,7 @@ from .base import (
     missing,
     needs_sql,
 )
+from .localfiles import LOCAL_FORMATS, LocalDataset
 from .remote import expand_remote, is_remote, remote_file_id
 from .textparts import TEXT_PART_ROWS, Buffers, LazyRowChunk, TextRange, read_csv_range, read_json_range, split_file
 
@@ -132,11 +133,17 @@ def _pyarrow_format(fmt: str) -> Any:
     return fmt
 
 
-def _open_dataset(files: list[str], fmt: str, base: str | None, schema: Any = None, filesystem: Any = None) -> Any:
+def _open_dataset(files: list[str], fmt: str, base: str | None, schema: Any = None, filesystem: Any = None,
+                  light: bool = False) -> Any:
+    """The files as a ``pyarrow.dataset`` dataset, or with ``light`` (local files of a format in
+    :data:`.localfiles.LOCAL_FORMATS`, no hive base) as a :class:`.localfiles.LocalDataset`."""
     import pyarrow as pa
-    import pyarrow.dataset as ds
 
     try:
+        if light and base is None and filesystem is None and schema is None and fmt in LOCAL_FORMATS:
+            return LocalDataset(files, fmt)
+        import pyarrow.dataset as ds
+
         if base is not None:
             return ds.dataset(files, schema=schema, format=_pyarrow_format(fmt), partitioning="hive",
                               partition_base_dir=base, filesystem=filesystem)
@@ -292,7 +299,6 @@ def _file_batches(
     TSV and NDJSON only) reads just those lines, parsed as one block on the calling thread;
     ``names`` are the file's column names (its CSV header).
     """
-    import pyarrow.dataset as ds
 
     if text_range is not None:
         typed = {c: types.get(c, dataset.schema.field(c).type) for c in columns}
@@ -323,6 +329,8 @@ def _file_batches(
         typed = {c: types.get(c, dataset.schema.field(c).type) for c in columns}
         yield from _joined(_open_csv_file(source, columns, typed, DELIMITERS[fmt]), min(batch_rows, TEXT_PART_ROWS))
         return
+    import pyarrow.dataset as ds
+
     scanner = ds.Scanner.from_fragment(
         fragment, schema=dataset.schema, columns=columns, batch_size=batch_rows, batch_readahead=1,
         use_threads=True,
@@ -369,6 +377,9 @@ def _joined(batches: Iterable[Any], rows: int) -> Iterator[Any]:
 def _partition_values(fragment: Any, dataset: Any) -> dict[str, Any]:
     """Hive partition values of a fragment (from its own key=value folders), as Arrow scalars."""
     import pyarrow as pa
+
+    if fragment.partition_expression is None:  # a LocalFile: no key=value folders
+        return {}
     import pyarrow.dataset as ds
 
     keys = ds.get_partition_keys(fragment.partition_expression)
@@ -547,8 +558,11 @@ def open_files(
         desc = files[0] if len(files) == 1 else f"{len(files)} {FORMAT_NAMES[fmt]} files under {base or os.path.commonpath(files) or '.'}"
     else:
         desc = shown[0] if len(shown) == 1 else f"{len(shown)} {FORMAT_NAMES[fmt]} files under {os.path.commonpath(shown)}"
-    dataset = _open_dataset(files, fmt, base, filesystem=filesystem)
+    plain = sql is None and where is None
+    dataset = _open_dataset(files, fmt, base, filesystem=filesystem, light=plain)
     available = list(dataset.schema.names)
+    if plain and needs_sql(cols, available) and isinstance(dataset, LocalDataset):
+        dataset = _open_dataset(files, fmt, base, filesystem=filesystem)  # expressions: DuckDB's path
     if sql is None and where is None and not needs_sql(cols, available):
         types = column_types(dataset, _needed_columns(cols))
         total = _dataset_total_rows(dataset, fmt)
