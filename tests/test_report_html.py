@@ -229,7 +229,7 @@ def test_sliced_page_numbers_equal_the_json(browser, sliced):
     table, path, data, _ = sliced
     doc = json.loads(table.to_json())
     page, _, _ = open_page(browser, path, 1)
-    text = page.evaluate("() => { const s = SPECS.monitor; return s.data.values || s.datasets[s.data.name]; }")
+    text = page.evaluate("() => SPECS.monitor.data.find(d => typeof d.values === 'string').values")  # the CSV
     plotted = list(csv.DictReader(io.StringIO(text)))
     assert len(plotted) == SLICES * DAYS + DAYS  # every group, plus all slices together per window
     by_key = {(r["window"], r["segment"]): r for r in doc["rows"]}
@@ -344,7 +344,7 @@ def test_roc_binning_band_and_ci_band(browser, tmp_path):
     subtitle = page.eval_on_selector("#chart-roc svg g.role-title-subtitle text", "t => [...t.children].map(c => c.textContent)")
     assert subtitle == ["grey: binning band (the exact curve lies inside)",
                         "light blue: 95% CI of the TPR at each threshold (Wilson, pointwise)"]
-    sets = list(page.evaluate("() => SPECS.roc.datasets").values())
+    sets = page.evaluate("() => SPECS.roc.data.filter(d => Array.isArray(d.values)).map(d => d.values)")
     page.close()
     box = next(d for d in sets if d and "box_lower" in d[0])
     f = np.array([d["fpr"] for d in box])
