@@ -1,0 +1,141 @@
+"""The dense one-pass kernel of MulticlassSketch (kernels/multiclass_dense.py) against a pandas group-by.
+
+Chunks above the small-chunk size go through the writing state; these tests check its cells,
+one cell per (column, bin, class) and per (true class, column, pair bin), against a reference
+that bins every score with the grid's NumPy formula and aggregates with pandas, and check that
+thread count, memory order, chunking and a compact/dense round trip leave the cells unchanged.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import streameval.sketch.multiclass_state as ms
+from streameval import MulticlassSketch, ProbabilityGrid
+from streameval.kernels.binary import SUM, W
+
+GRID = ProbabilityGrid(mantissa_bits=7, tail_bits=None)
+PAIRS = ProbabilityGrid(mantissa_bits=4, tail_bits=None)  # an exact coarsening of GRID
+N = 70_000  # above SMALL_CHUNK_ROWS: the writing state is used
+
+
+def data(seed, k, *, ties, dtype, weighted):
+    rng = np.random.default_rng(seed)
+    y = rng.integers(0, k, N)
+    z = rng.normal(size=(N, k))
+    z[np.arange(N), y] += 1.0
+    p = np.exp(z) / np.exp(z).sum(axis=1, keepdims=True)
+    if ties:
+        p = np.round(p, 2)
+    w = rng.integers(0, 4, N).astype(np.float64) if weighted else None  # zeros included; sums exact
+    return y, p.astype(dtype), w
+
+
+def reference(y, p, w, k):
+    """Cells by brute force: ``{code: [w, min, max, sum]}`` for one-vs-rest (code, class) and pairs."""
+    w = np.ones(len(y)) if w is None else w
+    keep = w > 0
+    frames = []
+    for j in range(k):
+        s = p[:, j].astype(np.float64)
+        frames.append(pd.DataFrame({
+            "j": j, "t": y, "pos": (y == j).astype(int), "fine": GRID.bin_index(s), "pair": PAIRS.bin_index(s),
+            "s": s, "w": w, "ws": w * s,
+        })[keep])
+    rows = pd.concat(frames)
+
+    def cells(frame, keys):
+        g = frame.groupby(keys)
+        return pd.DataFrame({"w": g["w"].sum(), "min": g["s"].min(), "max": g["s"].max(), "sum": g["ws"].sum()})
+
+    ovr = cells(rows, ["j", "fine", "pos"])
+    pair = cells(rows[rows["t"] != rows["j"]], ["t", "j", "pair"])
+    return ovr, pair
+
+
+def assert_cells(sketch, y, p, w, k):
+    ovr, pair = reference(y, p, w, k)
+    parts = sketch._parts()
+    keys, values = parts["ovr_keys"], parts["ovr_values"]
+    j, b = np.divmod(keys, GRID.n_bins)
+    got = []
+    for c in (0, 1):
+        has = values[:, c, W] > 0
+        got.append(pd.DataFrame({"j": j[has], "fine": b[has], "pos": c, "w": values[has, c, W], "min": values[has, c, 1],
+                                 "max": values[has, c, 2], "sum": values[has, c, SUM]}))
+    mine = pd.concat(got).set_index(["j", "fine", "pos"]).sort_index()
+    assert mine.index.equals(ovr.index)
+    np.testing.assert_array_equal(mine[["w", "min", "max"]].to_numpy(), ovr[["w", "min", "max"]].to_numpy())
+    np.testing.assert_allclose(mine["sum"].to_numpy(), ovr["sum"].to_numpy(), rtol=1e-12, atol=1e-12)
+    # empty classes of occupied bins hold exactly the empty cell
+    for c in (0, 1):
+        empty = values[:, c, W] == 0
+        assert np.all(values[empty, c] == np.array([0.0, np.inf, -np.inf, 0.0]))
+    q, b = np.divmod(parts["pair_keys"], PAIRS.n_bins)
+    t, j = np.divmod(q, k)
+    pv = parts["pair_values"]
+    mine = pd.DataFrame({"t": t, "j": j, "pair": b, "w": pv[:, W], "min": pv[:, 1], "max": pv[:, 2], "sum": pv[:, SUM]})
+    mine = mine.set_index(["t", "j", "pair"]).sort_index()
+    assert mine.index.equals(pair.index)
+    np.testing.assert_array_equal(mine[["w", "min", "max"]].to_numpy(), pair[["w", "min", "max"]].to_numpy())
+    np.testing.assert_allclose(mine["sum"].to_numpy(), pair["sum"].to_numpy(), rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("ties,dtype,weighted", [(True, np.float64, False), (False, np.float32, True), (True, np.float32, True)])
+@pytest.mark.parametrize("layout", ["dense", "ovr hashed, pairs dense"])
+def test_dense_cells_equal_a_group_by(monkeypatch, ties, dtype, weighted, layout):
+    k = 5
+    if layout != "dense":  # a budget that holds the pairwise state but not the one-vs-rest one
+        monkeypatch.setattr(ms, "DENSE_BUDGET", k * k * PAIRS.n_bins * 32 + 64)
+        assert k * GRID.n_bins * 64 > ms.DENSE_BUDGET
+    y, p, w = data(3, k, ties=ties, dtype=dtype, weighted=weighted)
+    s = MulticlassSketch(classes=range(k), grid=GRID, pair_grid=PAIRS, threads=2).update(y, p, sample_weight=w)
+    assert s._tables is not None and s._tables.pair_dense and s._tables.dense == (layout == "dense")
+    assert_cells(s, y, p, w, k)
+    # the per-column probability sums are the binary sketch's on "class j or not"
+    for j in range(k):
+        col = s.one_vs_rest(j)
+        assert col.brier_score() == pytest.approx(np.average((p[:, j] - (y == j)) ** 2, weights=w), rel=1e-9)
+
+
+def test_threads_order_chunks_and_round_trips_do_not_change_cells():
+    """Two threads or one, C or Fortran order, one chunk or three with compaction between them
+    (the dense state rebuilt from compact cells): the same counts and min/max, bit for bit."""
+    k = 4
+    y, p, w = data(5, k, ties=False, dtype=np.float32, weighted=True)
+    one = MulticlassSketch(classes=range(k), grid=GRID, pair_grid=PAIRS, threads=1).update(y, p, sample_weight=w)
+    two = MulticlassSketch(classes=range(k), grid=GRID, pair_grid=PAIRS, threads=2).update(y, np.asfortranarray(p), sample_weight=w)
+    assert one.to_bytes() == two.to_bytes()
+    split = MulticlassSketch(classes=range(k), grid=GRID, pair_grid=PAIRS, threads=2)
+    for part in np.array_split(np.arange(N), 3)[:2]:
+        split.update(y[part], p[part], sample_weight=w[part])
+        split._compact()  # the next chunk rebuilds the dense state from the compact cells
+    rest = np.array_split(np.arange(N), 3)[2]
+    split.update(y[rest], p[rest], sample_weight=w[rest])
+    a, b = one._parts(), split._parts()
+    for key in ("ovr", "pair"):
+        np.testing.assert_array_equal(a[f"{key}_keys"], b[f"{key}_keys"])
+        np.testing.assert_array_equal(a[f"{key}_values"][..., :3], b[f"{key}_values"][..., :3])
+        np.testing.assert_allclose(a[f"{key}_values"][..., SUM], b[f"{key}_values"][..., SUM], rtol=1e-12)
+    np.testing.assert_array_equal(a["confusion"], b["confusion"])
+    np.testing.assert_array_equal(a["ranks"], b["ranks"])
+    assert_cells(split, y, p, w, k)
+
+
+def test_compact_cells_survive_a_dense_round_trip():
+    """Cells of an earlier chunk, far (in score) from every later row, are carried through the
+    dense state rebuilt for the next large chunk: compaction must read the pages they were put in,
+    not only the pages later rows touched."""
+    k, n = 3, 40_000
+    rng = np.random.default_rng(8)
+    y = rng.integers(0, k, 2 * n)
+    confident = np.full((n, k), 0.01)
+    confident[np.arange(n), y[:n]] = 0.98
+    unsure = np.tile([0.34, 0.33, 0.33], (n, 1))
+    p = np.vstack([confident, unsure])
+    s = MulticlassSketch(classes=range(k), grid=GRID, pair_grid=PAIRS).update(y[:n], p[:n])
+    s._compact()
+    s.update(y[n:], p[n:])
+    assert_cells(s, y, p, None, k)
