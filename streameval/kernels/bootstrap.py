@@ -16,8 +16,10 @@ and replicate histograms merge exactly like the sketch's own bins.
   1.7e-10, is folded into 12). The loop over replicates is branch-free 32-bit integer arithmetic,
   so LLVM vectorises it.
 - Replicate weights are kept per occupied bin only: ``index[bin]`` points to a row of ``table``
-  (shape ``(capacity, 2, R)``, float64: class, replicate), allocated on the bin's first row and
-  grown by doubling, so memory follows the occupied bins, not the grid's size.
+  (shape ``(capacity, 2, R)``, float64: class, replicate), allocated on the bin's first row
+  (:func:`assign_rows`, one pass) and grown by doubling, so memory follows the occupied bins, not
+  the grid's size. :func:`add_replicates` then adds the weights of a range of replicates, so
+  threads given disjoint ranges fill the table side by side.
 """
 
 from __future__ import annotations
@@ -30,7 +32,7 @@ import numpy as np
 from .binary import BLOCK, _block_keys
 from .cache import ENABLED as CACHE
 
-__all__ = ["POISSON_THRESHOLDS", "update_replicates", "row_hashes", "position_hashes", "string_hashes"]
+__all__ = ["POISSON_THRESHOLDS", "assign_rows", "order_by_row", "add_replicates", "row_hashes", "position_hashes", "string_hashes"]
 
 MAX_K = 12
 
@@ -89,14 +91,77 @@ def string_hashes(offsets, data, seed):  # type: ignore[no-untyped-def]
     return out
 
 
+@nb.njit(nogil=True, cache=CACHE, boundscheck=False, error_model="numpy")
+def assign_rows(index, used, kind, f0, f1, f2, i0, i1, i2, cuts, scores, weights, weighted):  # type: ignore[no-untyped-def]
+    """Each row's replicate-table row (-1: NaN score or zero weight), allocating rows for new bins.
+
+    ``index`` (int64, grid size; -1 = no row yet) is updated in place. Returns ``(rows, used)``;
+    the caller grows the table to at least ``used`` rows before :func:`add_replicates`.
+    """
+    n = scores.shape[0]
+    rows = np.empty(n, dtype=np.int64)
+    bins = np.empty(BLOCK, dtype=np.int64)
+    for start in range(0, n, BLOCK):
+        end = min(start + BLOCK, n)
+        sc = scores[start:end]
+        _block_keys(kind, f0, f1, f2, i0, i1, i2, cuts, sc, bins)
+        for j in range(end - start):
+            s = np.float64(sc[j])
+            w = weights[start + j] if weighted else 1.0
+            if s != s or w == 0.0:
+                rows[start + j] = -1
+                continue
+            b = bins[j]
+            row = index[b]
+            if row < 0:
+                row = used
+                index[b] = row
+                used += 1
+            rows[start + j] = row
+    return rows, used
+
+
+@nb.njit(nogil=True, cache=CACHE, boundscheck=False)
+def order_by_row(rows, used):  # type: ignore[no-untyped-def]
+    """A stable counting sort of the rows by table row (skipped rows, -1, first): adding the
+    weights in this order walks the table once instead of jumping across it (measured 2-3x)."""
+    counts = np.zeros(used + 2, dtype=np.int64)
+    for i in range(rows.shape[0]):
+        counts[rows[i] + 2] += 1
+    for j in range(1, used + 2):
+        counts[j] += counts[j - 1]
+    out = np.empty(rows.shape[0], dtype=np.int64)
+    for i in range(rows.shape[0]):
+        j = rows[i] + 1
+        out[counts[j]] = i
+        counts[j] += 1
+    return out
+
+
+@nb.njit(nogil=True, cache=CACHE, boundscheck=False, error_model="numpy")
+def add_replicates(table, rows, labels, weights, weighted, keys_in, thresholds, r0, r1):  # type: ignore[no-untyped-def]
+    """Add each row's Poisson weights for replicates ``r0 .. r1 - 1`` to ``table[row, class]``.
+
+    Threads given disjoint replicate ranges write disjoint slices of the table.
+    """
+    kbuf = np.empty(r1 - r0, dtype=np.int32)
+    for i in range(rows.shape[0]):
+        row = rows[i]
+        if row < 0:
+            continue
+        w = weights[i] if weighted else 1.0
+        _poisson_weights_from(keys_in[i], kbuf, thresholds, r0)
+        cell = table[row, np.int64(labels[i])]
+        for r in range(r1 - r0):
+            cell[r0 + r] += w * kbuf[r]
+
+
 @nb.njit(inline="always", nogil=True)
-def _poisson_weights(key, kbuf, thresholds):  # type: ignore[no-untyped-def]
-    # 32-bit lanes throughout: AVX2 multiplies and compares 8 of them at once.
+def _poisson_weights_from(key, kbuf, thresholds, r0):  # type: ignore[no-untyped-def]
     lo = np.uint32(key & np.uint64(0xFFFFFFFF))
     hi = np.uint32(key >> np.uint64(32))
     for r in range(kbuf.shape[0]):
-        # Numba widens uint32 products to 64 bits: every step is cast back to 32 (wrap-around).
-        h = np.uint32(lo ^ np.uint32(hi + np.uint32(np.uint32(r) * np.uint32(0x9E3779B9))))
+        h = np.uint32(lo ^ np.uint32(hi + np.uint32(np.uint32(r0 + r) * np.uint32(0x9E3779B9))))
         h = np.uint32(np.uint32(h ^ (h >> np.uint32(16))) * np.uint32(0x85EBCA6B))
         h = np.uint32(np.uint32(h ^ (h >> np.uint32(13))) * np.uint32(0xC2B2AE35))
         h = np.uint32(h ^ (h >> np.uint32(16)))
@@ -104,49 +169,3 @@ def _poisson_weights(key, kbuf, thresholds):  # type: ignore[no-untyped-def]
         for j in range(MAX_K):
             k += np.int32(h >= thresholds[j])
         kbuf[r] = k
-
-
-@nb.njit(nogil=True, cache=CACHE)
-def _grow(table, used):  # type: ignore[no-untyped-def]
-    bigger = np.zeros((max(2 * table.shape[0], 64), table.shape[1], table.shape[2]))
-    bigger[:used] = table[:used]
-    return bigger
-
-
-@nb.njit(nogil=True, cache=CACHE, boundscheck=False, error_model="numpy", fastmath={"reassoc"})
-def update_replicates(index, table, used, kind, f0, f1, f2, i0, i1, i2, cuts, scores, labels, weights,  # type: ignore[no-untyped-def]
-                      weighted, keys_in, thresholds):
-    """Add one chunk to the replicate histograms; return ``(table, used)`` (table may be new).
-
-    ``index`` (int64, grid size; -1 = no row yet) is modified in place. NaN scores and zero
-    weights are skipped, as in the sketch's own kernel.
-    """
-    n = scores.shape[0]
-    R = table.shape[2]
-    bins = np.empty(BLOCK, dtype=np.int64)
-    kbuf = np.empty(R, dtype=np.int32)
-    for start in range(0, n, BLOCK):
-        end = min(start + BLOCK, n)
-        sc = scores[start:end]
-        _block_keys(kind, f0, f1, f2, i0, i1, i2, cuts, sc, bins)
-        for j in range(end - start):
-            s = np.float64(sc[j])
-            if s != s:
-                continue
-            w = weights[start + j] if weighted else 1.0
-            if w == 0.0:
-                continue
-            b = bins[j]
-            row = index[b]
-            if row < 0:
-                if used == table.shape[0]:
-                    table = _grow(table, used)
-                row = used
-                index[b] = row
-                used += 1
-            y = labels[start + j]
-            _poisson_weights(keys_in[start + j], kbuf, thresholds)
-            cell = table[row, np.int64(y)]
-            for r in range(R):
-                cell[r] += w * kbuf[r]
-    return table, used

@@ -265,7 +265,8 @@ class BinarySketch(BinaryMetrics):
             self.counters.update(weight_sq_neg=float(t.N), weight_sq_pos=float(t.P))
         self._add(scores, labels, weights, weighted)
         if self.replicates is not None and keys is not None:
-            self.replicates.add(self.grid, scores, labels, weights, weighted, keys, row_id is not None)
+            self.replicates.add(self.grid, scores, labels, weights, weighted, keys, row_id is not None,
+                                threads=self.threads or cpu_count())
         c = self.counters
         c["n_rows"] += int(s.shape[0])
         c["n_zero_weight"] += n_zero

@@ -153,8 +153,12 @@ class Replicates:
         return row_keys(row_id, n, self.seed, offset)
 
     def add(self, grid: Grid, scores: np.ndarray, labels: np.ndarray, weights: np.ndarray, weighted: bool,
-            keys: npt.NDArray[np.uint64], by_row_id: bool) -> None:
-        """Add a validated chunk (the arrays :meth:`BinarySketch.update` bins) to every replicate."""
+            keys: npt.NDArray[np.uint64], by_row_id: bool, threads: int = 1) -> None:
+        """Add a validated chunk (the arrays :meth:`BinarySketch.update` bins) to every replicate.
+
+        With ``threads > 1`` the replicates are split into ranges, one per thread (each range's
+        weights are computed and added by one thread: the result does not depend on the split).
+        """
         self.keyed = "row_id" if by_row_id else "position"
         if self._index is None:
             self._index = np.full(grid.n_bins, -1, dtype=np.int64)
@@ -162,10 +166,29 @@ class Replicates:
             self._used = self.keys.shape[0]
             self._index[self.keys] = np.arange(self._used)
             self._table[: self._used] = self.weights
-        self._table, self._used = kb.update_replicates(
-            self._index, self._table, self._used, *grid.kernel_params(), scores, labels, weights, weighted, keys,
-            kb.POISSON_THRESHOLDS,
-        )
+        rows, used = kb.assign_rows(self._index, self._used, *grid.kernel_params(), scores, weights, weighted)
+        if used > self._table.shape[0]:
+            bigger = np.zeros((max(used, 2 * self._table.shape[0]), 2, self.n_replicates))
+            bigger[: self._used] = self._table[: self._used]
+            self._table = bigger
+        self._used = used
+        order = kb.order_by_row(rows, used)
+        rows, labels, keys = rows[order], labels[order], keys[order]
+        weights = weights[order] if weighted else weights
+        R = self.n_replicates
+        parts = max(1, min(threads, R // 8, scores.shape[0] // 16_384))
+        cuts = np.linspace(0, R, parts + 1).astype(np.int64)
+
+        def run(k: int) -> None:
+            kb.add_replicates(self._table, rows, labels, weights, weighted, keys, kb.POISSON_THRESHOLDS,
+                              int(cuts[k]), int(cuts[k + 1]))
+
+        if parts == 1:
+            run(0)
+        else:
+            from .binary import _executor
+
+            list(_executor().map(run, range(parts)))
 
     def compact(self) -> tuple[npt.NDArray[np.int64], np.ndarray]:
         """``(keys ascending, weights (k, 2, R))`` of the occupied bins; ends the dense phase."""
