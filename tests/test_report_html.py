@@ -65,6 +65,9 @@ def test_page_renders_offline_with_every_plot(browser, report):
                    "chart-gains", "chart-calibration"]
     sizes = page.eval_on_selector_all(".chart svg", "els => els.map(e => e.getBoundingClientRect().width * e.getBoundingClientRect().height)")
     assert len(sizes) == 9 and min(sizes) > 10_000
+    # The distributions are histograms: rectangles from 0, the tallest filling most of the plot.
+    heights = page.eval_on_selector_all("#chart-distribution g.mark-rect path", "ps => ps.map(p => p.getBoundingClientRect().height)")
+    assert len(heights) > 100 and max(heights) > 150
     # The ROC chart draws its curve (one path) plus the chance diagonal.
     assert page.eval_on_selector("#chart-roc svg", "s => s.querySelectorAll('path.mark-line, g.mark-line path').length") >= 2
     page.close()

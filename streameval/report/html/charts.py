@@ -184,9 +184,11 @@ def distribution_chart(dist: Any) -> Any:
         if part.empty:
             continue
         scale = alt.Scale(type="log") if axis == "log" else alt.Scale()
-        charts.append(alt.Chart(part).mark_bar(opacity=0.6).encode(
+        # A rectangle per display bin, from 0 to its weight: with x and x2 given, a bar mark
+        # would take y as a position and draw a small square there.
+        charts.append(alt.Chart(part).mark_rect(opacity=0.6).encode(
             x=alt.X("left:Q", title=f"score ({axis} axis)", scale=scale), x2="right:Q",
-            y=alt.Y("weight:Q", title="rows (weight)", stack=None),
+            y=alt.Y("weight:Q", title="rows (weight)"), y2=alt.datum(0),
             color=alt.Color("cls:N", scale=alt.Scale(range=PALETTE[:2]), title=None),
             tooltip=[alt.Tooltip("cls:N", title="class"), _fmt("left", "from", ".4~g"), _fmt("right", "to", ".4~g"),
                      _fmt("weight", "rows", ",.6~g")],
