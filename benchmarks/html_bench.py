@@ -48,7 +48,7 @@ def render_times(paths: list[str], reps: int, screenshot: str | None) -> list[li
                 page.goto("file://" + path)
                 page.wait_for_function(f"document.querySelectorAll('.chart svg').length >= {N_CHARTS}", timeout=120_000)
                 times[i].append(time.perf_counter() - t0)
-                if screenshot and i == 0:
+                if screenshot and i == len(paths) - 1:
                     page.screenshot(path=screenshot, full_page=True)
                 page.close()
         browser.close()
@@ -60,7 +60,7 @@ def main() -> None:
     ap.add_argument("--rows", default="1000000", help="comma-separated row counts")
     ap.add_argument("--chunk-rows", type=int, default=5_000_000)
     ap.add_argument("--reps", type=int, default=3)
-    ap.add_argument("--screenshot", default=None, help="also save a screenshot of the first page here")
+    ap.add_argument("--screenshot", default=None, help="also save a screenshot of the last page here")
     args = ap.parse_args()
     from streameval.report import Report
     from streameval.report.html.page import _bundle
