@@ -12,12 +12,14 @@ from __future__ import annotations
 import math
 from typing import Any
 
+import numba as nb
 import numpy as np
 
 from ..errors import SketchFormatError
 from ..grid import Grid
 from ..inputs import MAX_TOTAL_WEIGHT as _INPUT_MAX_TOTAL_WEIGHT
 from ..kernels.binary import LOG_LOSS_EPS, MAX, MIN, SUM, W
+from ..kernels.cache import ENABLED as CACHE
 
 __all__ = ["check_payload", "check_keys", "check_cells", "check_consistency", "fail", "MAX_TOTAL_WEIGHT", "REL_TOL"]
 
@@ -71,6 +73,16 @@ def check_keys(grid: Grid, keys: np.ndarray, source: str | None) -> None:
             )
 
 
+def _bins_of(grid: Grid, x: np.ndarray) -> np.ndarray:
+    """``grid.bin_index`` of an array of any shape, by the compiled kernel (its tested twin)."""
+    from ..kernels.binary import bin_indices
+
+    flat = np.ascontiguousarray(x, dtype=np.float64).reshape(-1)
+    out = np.empty(flat.shape[0], dtype=np.int64)
+    bin_indices(*grid.kernel_params(), flat, out)
+    return out.reshape(x.shape)
+
+
 def check_cells(grid: Grid, keys: np.ndarray, values: np.ndarray, source: str | None) -> None:
     """Every cell of the bins ``keys`` (any run of a sketch's bins): weight, min, max, sum valid.
 
@@ -107,7 +119,7 @@ def check_cells(grid: Grid, keys: np.ndarray, values: np.ndarray, source: str | 
             source,
         )
     for field, arr in (("min", lo), ("max", hi)):
-        bad = filled & (grid.bin_index(np.where(filled, arr, 0.0)) != keys[:, None])
+        bad = filled & (_bins_of(grid, np.where(filled, arr, 0.0)) != keys[:, None])
         if np.any(bad):
             b, c = _first_bad(bad)
             raise fail(
@@ -208,30 +220,50 @@ def check_consistency(values: np.ndarray, c: dict[str, Any], source: str | None)
                 f"{total:.17g} binned rows",
                 source,
             )
-    _check_probability_sums(values, inside, touches, c, source)
+    _check_probability_sums(values, c, source)
 
 
-def _check_probability_sums(
-    values: np.ndarray, inside: np.ndarray, touches: np.ndarray, c: dict[str, Any], source: str | None
-) -> None:
-    """Brier and log-loss sums within the bounds the bins allow (each row's term is monotone in its score)."""
-    w = values[:, :, W]
-    lo = np.clip(values[:, :, MIN], 0.0, 1.0)
-    hi = np.clip(values[:, :, MAX], 0.0, 1.0)
+@nb.njit(nogil=True, cache=CACHE)
+def _probability_bounds(values):  # type: ignore[no-untyped-def]
+    """``(brier_lo, brier_hi, log_loss_lo, log_loss_hi)``: the sums the cells' score ranges allow.
+
+    Per row the Brier term (``s**2`` for negatives, ``(1 - s)**2`` for positives) and the log-loss
+    term (``-log(1 - s)``, ``-log(s)``, ``s`` clipped to [eps, 1 - eps]) are monotone in the score:
+    cells inside [0, 1] contribute between weight x the term at one end and at the other; cells
+    reaching into [0, 1] between 0 and weight x the larger end (their score range clipped to it).
+    """
     eps = LOG_LOSS_EPS
-    # class 0: row terms s**2 and -log(1 - s); class 1: (1 - s)**2 and -log(s); s clipped to [eps, 1-eps]
-    brier_lo = np.stack([lo[:, 0] ** 2, (1.0 - hi[:, 1]) ** 2], axis=1)
-    brier_hi = np.stack([hi[:, 0] ** 2, (1.0 - lo[:, 1]) ** 2], axis=1)
-    with np.errstate(divide="ignore"):
-        clo, chi = np.clip(lo, eps, 1.0 - eps), np.clip(hi, eps, 1.0 - eps)
-        ll_lo = np.stack([-np.log1p(-clo[:, 0]), -np.log(chi[:, 1])], axis=1)
-        ll_hi = np.stack([-np.log1p(-chi[:, 0]), -np.log(clo[:, 1])], axis=1)
+    b_lo = b_hi = l_lo = l_hi = 0.0
+    for i in range(values.shape[0]):
+        for c in range(2):
+            w = values[i, c, W]
+            if not w > 0.0:
+                continue
+            a, b = values[i, c, MIN], values[i, c, MAX]
+            if b < 0.0 or a > 1.0:
+                continue  # outside [0, 1]: no term
+            inside = a >= 0.0 and b <= 1.0
+            a, b = min(max(a, 0.0), 1.0), min(max(b, 0.0), 1.0)
+            ca, cb = min(max(a, eps), 1.0 - eps), min(max(b, eps), 1.0 - eps)
+            if c == 0:
+                bl, bh = a * a, b * b
+                ll, lh = -math.log1p(-ca), -math.log1p(-cb)
+            else:
+                bl, bh = (1.0 - b) ** 2, (1.0 - a) ** 2
+                ll, lh = -math.log(cb), -math.log(ca)
+            if inside:
+                b_lo += w * bl
+                l_lo += w * ll
+            b_hi += w * bh
+            l_hi += w * lh
+    return b_lo, b_hi, l_lo, l_hi
+
+
+def _check_probability_sums(values: np.ndarray, c: dict[str, Any], source: str | None) -> None:
+    """Brier and log-loss sums within the bounds the bins allow (each row's term is monotone in its score)."""
     pw = c["prob_weight"]
-    for name, low, high in (("brier_sum", brier_lo, brier_hi), ("log_loss_sum", ll_lo, ll_hi)):
-        # Cells inside [0, 1] contribute between W x low and W x high; cells reaching into it
-        # contribute between 0 and their whole weight x high.
-        lower = float(np.sum(np.where(inside, w * low, 0.0)))
-        upper = float(np.sum(np.where(touches, w * high, 0.0)))
+    b_lo, b_hi, l_lo, l_hi = _probability_bounds(np.ascontiguousarray(values))
+    for name, lower, upper in (("brier_sum", b_lo, b_hi), ("log_loss_sum", l_lo, l_hi)):
         value = c[name]
         slack = REL_TOL * max(upper, value) + 1e-9 * pw + 1e-300
         if not lower - slack <= value <= upper + slack:
