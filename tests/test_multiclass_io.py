@@ -262,3 +262,35 @@ def test_random_mutations_raise_only_sketch_format_error(built):
 def test_linear_grid_multiclass_file(tmp_path):
     s = MulticlassSketch(classes=["x", "y"], grid=LinearGrid(0.0, 1.0, 10)).update(["x", "y", "y"], np.array([[0.9, 0.1], [0.2, 0.8], [0.5, 0.5]]))
     assert MulticlassSketch.from_bytes(s.to_bytes(compress=False)) == s
+
+
+@pytest.mark.parametrize("request_", ["auto", None, "coarse"])
+def test_empty_sketch_keeps_its_pair_grid_request(request_):
+    """Regression: an empty sketch saved with the default pair_grid ("auto") read back with
+    pairs off; it compared equal to the original but updated differently. Every request
+    survives the round trip and the reloaded sketch updates like the original (K = 10, where
+    "auto" picks a coarser pair grid than the grid). (Left: an explicit pair_grid equal to the
+    grid, saved before any class is known, reads back as "auto"; see MulticlassSketch._pair_spec.)"""
+    from streameval import ProbabilityGrid
+    from streameval.sketch.multiclass import auto_pair_grid
+
+    grid = ProbabilityGrid(mantissa_bits=8)
+    pair_grid = ProbabilityGrid(mantissa_bits=5) if request_ == "coarse" else request_
+    empty = MulticlassSketch(grid=grid, pair_grid=pair_grid)
+    back = MulticlassSketch.from_bytes(empty.to_bytes())
+    assert back == empty
+    rng = np.random.default_rng(5)
+    y = rng.integers(0, 10, 200)
+    p = rng.dirichlet(np.ones(10), 200)
+    empty.update(y, p)
+    back.update(y, p)
+    assert back == empty and back.to_bytes() == empty.to_bytes()
+    expected = {"auto": auto_pair_grid(grid, 10), None: None, "coarse": pair_grid}[request_]
+    assert request_ != "auto" or expected != grid  # "auto" is not read back as the grid itself
+    assert back.pair_grid == expected
+    if expected is None:
+        with pytest.raises(ValueError, match="pair_grid=None"):
+            back.roc_auc("ovo")
+    else:
+        assert back.roc_auc("ovo") == empty.roc_auc("ovo")
+    assert (MulticlassSketch(grid=grid) == MulticlassSketch(grid=grid, pair_grid=None)) is False

@@ -329,7 +329,7 @@ class MulticlassSketch(MulticlassMetrics):
         counters = {key: (v.tolist() if isinstance(v, np.ndarray) else v) for key, v in self.counters.items()}
         return {
             "grid": self.grid.spec(),
-            "pair_grid": None if self.pair_grid is None else self.pair_grid.spec(),
+            "pair_grid": self._pair_spec(),
             "classes": None if self._classes is None else plain(self._classes),
             "learned": self._learned,
             "mode": self.mode,
@@ -344,6 +344,18 @@ class MulticlassSketch(MulticlassMetrics):
             "pair_values": self._pair_values if self._classes is not None else mk.empty_cells(0),
         }
 
+    def _pair_spec(self) -> dict[str, Any] | None:
+        """The pair grid as stored: resolved once the classes are known; before that, the request
+        (``"auto"`` is stored as the grid itself, which is what "auto" picks for few classes), so
+        that an empty sketch read back from a file updates as the one that was saved. One case stays
+        ambiguous without a header field of its own: an explicit ``pair_grid`` equal to the grid,
+        saved before any class is known, reads back as "auto" (the same pair grid up to K = 4 on
+        the default grid, a coarser one beyond)."""
+        if self._classes is None:
+            req = self._pair_request
+            return self.grid.spec() if req == "auto" else req.spec() if isinstance(req, Grid) else None
+        return None if self.pair_grid is None else self.pair_grid.spec()
+
     @classmethod
     def _from_parts(cls, parts: dict[str, Any], source: str | None = None) -> "MulticlassSketch":
         """The sketch whose :meth:`_parts` are ``parts`` (what a file reader hands back).
@@ -354,7 +366,10 @@ class MulticlassSketch(MulticlassMetrics):
             If the parts are not those of a possible sketch (see :func:`multiclass_state.check_parts`).
         """
         v = ms.check_parts(parts, source)
-        out = cls(None, v["grid"], pair_grid=v["pair_grid"], max_classes=v["max_classes"])
+        request: Grid | str | None = v["pair_grid"]
+        if v["classes"] is None and request == v["grid"]:  # see _pair_spec
+            request = "auto"
+        out = cls(None, v["grid"], pair_grid=request, max_classes=v["max_classes"])
         out._learned = v["learned"]
         if v["classes"] is not None:
             out._set_classes(v["classes"])
@@ -486,7 +501,7 @@ class MulticlassSketch(MulticlassMetrics):
         if key not in self._cache:
             self._compact()
             if key == "pooled":
-                self._cache[key] = BinTable.from_compact(*ms.combine([(self._ovr_keys % self.grid.n_bins, self._ovr_values)]))
+                self._cache[key] = BinTable.from_compact(*ms.pooled(self._ovr_keys, self._ovr_values, self.grid.n_bins))
             elif key[0] == "ovr":
                 self._cache[key] = BinTable.from_compact(*self._ovr(key[1]))
             else:  # K(K-1) one-vs-one tables are built as needed, not kept

@@ -301,7 +301,8 @@ def reduce_sorted(keys: np.ndarray, values: np.ndarray) -> tuple[np.ndarray, np.
 def binary_layout(neg: tuple[np.ndarray, np.ndarray], pos: tuple[np.ndarray, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
     """``(keys, values (k, 2, 4))`` from single-class cells ``(keys, (m, 4))`` of each class."""
     # Both key sets are sorted and unique: a merge sort of the two runs and one pass to drop
-    # repeats (np.union1d hashes and sorts from scratch: 3x slower on the 90 one-vs-one tables).
+    # repeats (np.union1d hashes and sorts from scratch: measured 6 ms against 0.13 ms on 20K + 3K
+    # keys, for each of the 90 one-vs-one tables of K = 10).
     keys = np.concatenate([neg[0], pos[0]]).astype(np.int64)
     keys.sort(kind="stable")
     keys = keys[np.r_[True, keys[1:] != keys[:-1]]] if keys.size else keys
@@ -381,6 +382,19 @@ def pair_layout(
     base = (b * n_classes + a) * n_pair
     lo, hi = np.searchsorted(pair_keys, [base, base + n_pair])
     return binary_layout((pair_keys[lo:hi] - base, pair_values[lo:hi]), pos)
+
+
+def pooled(keys: np.ndarray, values: np.ndarray, n_bins: int) -> tuple[np.ndarray, np.ndarray]:
+    """The one-vs-rest cells of every column pooled by bin (micro averages): ``(bins, (k, 2, 4))``.
+
+    Cells are folded in code order (column by column) into one dense binary state, which is then
+    compacted: the same sums, in the same order, as :func:`combine` of the columns, without its
+    sort (measured at K = 10, 30M rows: 0.23 s sorting 390K codes)."""
+    if n_bins * 64 > DENSE_BUDGET:
+        return combine([(keys % n_bins, values)])
+    state = kernels.empty_state(n_bins)
+    kernels.merge_into(state, keys % n_bins, values)
+    return kernels.compact(state)
 
 
 def combine(parts: list[tuple[np.ndarray, np.ndarray]]) -> tuple[np.ndarray, np.ndarray]:
