@@ -28,7 +28,7 @@ from __future__ import annotations
 import numba as nb
 import numpy as np
 
-from .binary import BLOCK, LOG_LOSS_EPS, PREFETCH_DISTANCE, _block_keys
+from .binary import BLOCK, LOG_LOSS_EPS, _block_keys
 from .cache import ENABLED as CACHE
 from .intrinsics import log_pos, prefetch
 
@@ -39,6 +39,7 @@ SLOT = 5
 MAX_CODE = 1 << 53
 """Cell codes must stay below this (exact as float64)."""
 _EMPTY = -1.0
+PREFETCH_DISTANCE = 32  # rows ahead whose cell and counters are prefetched (16: 20% slower, 64: no better)
 _FIB = 0x9E3779B97F4A7C15
 _MIN_CAPACITY = 1 << 10
 
@@ -227,6 +228,7 @@ def grouped_update(table, used, kind, f0, f1, f2, i0, i1, i2, cuts, n_bins, gid,
             flat = table.reshape(-1)
         for j in range(m):
             prefetch(flat, _slot(keys[j + PREFETCH_DISTANCE], shift) * 5)
+            prefetch(ctr, gb[min(j + PREFETCH_DISTANCE, m - 1)] * 8)
             g = gb[j] * 8
             ctr[g] += 1.0
             ctr[g + 1] += terms[0, j]
