@@ -449,40 +449,36 @@ def eval_cmd(
 
 @app.command("merge")
 def merge_cmd(
-    sketches: List[Path] = typer.Argument(..., help="Sketch files to merge (all on the same grid).", show_default=False),
+    sketches: List[Path] = typer.Argument(
+        ..., help="Sketch files, folders (their *.sketch files) or globs to merge (all on the same grid).", show_default=False
+    ),
     out: Path = typer.Option(..., "--output", "-o", metavar="FILE", help="File to write the merged sketch to."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="Print nothing on success."),
     strict: bool = typer.Option(False, "--strict", help="Refuse (exit 1) when an input file would be counted twice."),
+    threads: Optional[int] = typer.Option(None, "--threads", "-j", metavar="N", min=1, help="Loading threads (default: all CPUs)."),
 ) -> None:
     """Merge sketches of shards (days, partitions, workers) into one; exact, order-free.
 
-    Each sketch made by `eval` records its input files; merging one twice warns (or with --strict fails).
+    Files are loaded on threads and folded into one running sketch, so memory does not grow with
+    their number. Each sketch made by `eval` records its input files; merging one twice warns (or
+    with --strict fails).
     """
 
     def body() -> None:
-        from ..sketch.binary import load, merge
-        from ..sketch.multiclass import MulticlassSketch
+        import warnings
 
-        loaded = [load(p) for p in sketches]
-        if all(isinstance(x, MulticlassSketch) for x in loaded):
-            from ..sketch.multiclass_state import merge_multiclass
+        from ..sketch.files import expand_sketch_paths, merge_files
+        from ..sketch.provenance import DuplicateInputWarning
 
-            merged: Any = merge_multiclass(loaded)  # type: ignore[arg-type]
-        elif any(isinstance(x, MulticlassSketch) for x in loaded):
-            raise UsageError("cannot merge binary and multiclass sketches together")
-        else:
-            import warnings
-
-            from ..sketch.provenance import DuplicateInputWarning
-
-            with warnings.catch_warnings(record=True) as caught:
-                warnings.simplefilter("always", DuplicateInputWarning)
-                merged = merge(loaded, strict=strict)  # type: ignore[arg-type]
-            for w in caught:
-                typer.echo(f"warning: {w.message}", err=True)
+        files = expand_sketch_paths(sketches)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", DuplicateInputWarning)
+            merged = merge_files(files, strict=strict, threads=threads)
+        for w in caught:
+            typer.echo(f"warning: {w.message}", err=True)
         _save(merged, out)
         if not quiet:
-            typer.echo(f"merged {len(sketches)} sketches ({merged.n_rows:,} rows) into {out}", err=True)
+            typer.echo(f"merged {len(files)} sketches ({merged.n_rows:,} rows) into {out}", err=True)
 
     _run(body)
 

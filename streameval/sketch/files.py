@@ -1,0 +1,130 @@
+"""Merging many sketch files: expand folders and globs, load on threads, fold into one running sketch.
+
+A monthly roll-up of hourly shards is thousands of files. :func:`merge_files` keeps at most a few
+loaded sketches beside the running result (a bounded read-ahead on ``threads`` threads: reading,
+inflating and checking release the GIL), so memory does not grow with the number of files.
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+from collections import deque
+from concurrent.futures import Future, ThreadPoolExecutor
+from typing import Any, Iterator, Sequence
+
+__all__ = ["SKETCH_SUFFIXES", "expand_sketch_paths", "iter_loaded", "merge_files"]
+
+SKETCH_SUFFIXES = (".sketch", ".sevsk")
+"""File name endings taken from a folder (files named explicitly may have any name)."""
+
+
+def expand_sketch_paths(paths: Sequence[str | os.PathLike[str]]) -> list[str]:
+    """Files named, in order: a folder gives its ``*.sketch``/``*.sevsk`` files (sorted, recursively),
+    a glob its matches (sorted).
+
+    Raises
+    ------
+    FileNotFoundError
+        A path or glob that matches nothing, or a folder without sketch files.
+    """
+    out: list[str] = []
+    for p in (os.fspath(x) for x in paths):
+        if os.path.isdir(p):
+            found = sorted(
+                os.path.join(root, f) for root, _, files in os.walk(p) for f in files if f.lower().endswith(SKETCH_SUFFIXES)
+            )
+            if not found:
+                raise FileNotFoundError(f"{p}: no sketch files ({', '.join('*' + s for s in SKETCH_SUFFIXES)}) in this folder")
+            out += found
+        elif any(c in p for c in "*?[") and not os.path.exists(p):
+            found = sorted(glob.glob(p, recursive=True))
+            if not found:
+                raise FileNotFoundError(f"{p}: no file matches this pattern")
+            out += found
+        else:
+            out.append(p)
+    return out
+
+
+def iter_loaded(paths: Sequence[str], threads: int | None = None, ahead: int | None = None) -> Iterator[Any]:
+    """Load ``paths`` in order on ``threads`` threads, at most ``ahead`` files read ahead.
+
+    Raises
+    ------
+    OSError, SketchFormatError
+        As :func:`streameval.load`, for the first bad file in order.
+    """
+    from .binary import cpu_count, load
+
+    n = max(1, threads if threads is not None else cpu_count())
+    if n == 1 or len(paths) < 2:
+        for p in paths:
+            yield load(p)
+        return
+    window = ahead or 4 * n
+    with ThreadPoolExecutor(max_workers=n, thread_name_prefix="streameval-load") as pool:
+        pending: deque[Future[Any]] = deque()
+        it = iter(paths)
+        for p in it:
+            pending.append(pool.submit(load, p))
+            if len(pending) >= window:
+                break
+        while pending:
+            sketch = pending.popleft().result()
+            nxt = next(it, None)
+            if nxt is not None:
+                pending.append(pool.submit(load, nxt))
+            yield sketch
+
+
+def merge_files(paths: Sequence[str | os.PathLike[str]], *, strict: bool = False, threads: int | None = None) -> Any:
+    """Merge sketch files (folders and globs expanded) into one sketch, streaming.
+
+    Binary sketches fold into one running dense state as they load (see
+    :func:`streameval.merge`); multiclass sketch files merge with their own rule.
+
+    Parameters
+    ----------
+    paths : sequence of str or path-like
+    strict : bool, default False
+        Refuse an input file counted twice (see :func:`streameval.merge`).
+    threads : int, optional
+        Loading threads (default: the CPUs).
+
+    Returns
+    -------
+    BinarySketch or MulticlassSketch
+
+    Raises
+    ------
+    FileNotFoundError, OSError, SketchFormatError
+        As :func:`streameval.load`.
+    UsageError
+        Binary and multiclass sketches mixed.
+    IncompatibleGridError, InputError
+        As :func:`streameval.merge`.
+    """
+    from ..errors import UsageError
+    from .binary import BinarySketch, merge
+    from .multiclass import MulticlassSketch
+
+    files = expand_sketch_paths(paths)
+    loaded = iter_loaded(files, threads)
+    first = next(loaded)
+    if isinstance(first, MulticlassSketch):
+        from .multiclass_state import merge_multiclass
+
+        rest = list(loaded)
+        if not all(isinstance(x, MulticlassSketch) for x in rest):
+            raise UsageError("cannot merge binary and multiclass sketches together")
+        return merge_multiclass([first, *rest])
+
+    def binary_only() -> Iterator[BinarySketch]:
+        yield first
+        for s in loaded:
+            if not isinstance(s, BinarySketch):
+                raise UsageError("cannot merge binary and multiclass sketches together")
+            yield s
+
+    return merge(binary_only(), strict=strict)

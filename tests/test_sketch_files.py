@@ -1,0 +1,73 @@
+"""Merging many sketch files: folders, globs, threaded streaming loads."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from typer.testing import CliRunner
+
+import streameval
+from streameval.cli.main import app
+from streameval.errors import UsageError
+from streameval.sketch.files import expand_sketch_paths, iter_loaded, merge_files
+
+
+def _shards(tmp_path, n=12):
+    rng = np.random.default_rng(0)
+    y_all, p_all = [], []
+    (tmp_path / "day").mkdir()
+    for i in range(n):
+        y = (rng.random(500) < 0.2).astype(int)
+        p = np.round(rng.random(500), 3)
+        streameval.BinarySketch().update(y, p).save(tmp_path / "day" / f"h{i:02d}.sketch")
+        y_all.append(y)
+        p_all.append(p)
+    (tmp_path / "day" / "notes.txt").write_text("not a sketch")
+    return np.concatenate(y_all), np.concatenate(p_all)
+
+
+@pytest.mark.parametrize("threads", [1, 2, 3])
+def test_merge_files_equals_one_pass(tmp_path, threads) -> None:
+    y, p = _shards(tmp_path)
+    merged = merge_files([tmp_path / "day"], threads=threads)
+    whole = streameval.BinarySketch().update(y, p)
+    k1, v1 = merged._compact()
+    k2, v2 = whole._compact()
+    assert np.array_equal(k1, k2) and np.array_equal(v1[:, :, :3], v2[:, :, :3])  # counts, min, max exactly
+    assert float(merged.roc_auc()) == float(whole.roc_auc())
+
+
+def test_expand_paths_and_order(tmp_path) -> None:
+    _shards(tmp_path, n=3)
+    files = expand_sketch_paths([tmp_path / "day"])
+    assert [f.rsplit("/", 1)[1] for f in files] == ["h00.sketch", "h01.sketch", "h02.sketch"]
+    assert expand_sketch_paths([str(tmp_path / "day" / "h0[12].sketch")]) == files[1:]
+    with pytest.raises(FileNotFoundError, match="no file matches"):
+        expand_sketch_paths([str(tmp_path / "*.nothing")])
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    with pytest.raises(FileNotFoundError, match="no sketch files"):
+        expand_sketch_paths([empty])
+    loaded = list(iter_loaded(files, threads=2, ahead=1))
+    assert [s.n_rows for s in loaded] == [500, 500, 500]
+
+
+def test_errors_in_order_and_mixed_kinds(tmp_path) -> None:
+    _shards(tmp_path, n=3)
+    bad = tmp_path / "day" / "h01.sketch"
+    bad.write_bytes(b"garbage")
+    with pytest.raises(streameval.SketchFormatError, match="h01"):
+        merge_files([tmp_path / "day"], threads=2)
+    mc = streameval.MulticlassSketch().update([0, 1, 2], np.eye(3))
+    bad.unlink()
+    mc.save(tmp_path / "day" / "h03.sketch")
+    with pytest.raises(UsageError, match="binary and multiclass"):
+        merge_files([tmp_path / "day"])
+
+
+def test_cli_merges_a_folder(tmp_path) -> None:
+    _shards(tmp_path, n=4)
+    r = CliRunner().invoke(app, ["merge", str(tmp_path / "day"), "-o", str(tmp_path / "all.sketch"), "-j", "2"])
+    assert r.exit_code == 0, r.output
+    assert "merged 4 sketches (2,000 rows)" in r.output
+    assert streameval.load(tmp_path / "all.sketch").n_rows == 2000
