@@ -563,7 +563,7 @@ def _remap(sets: Sequence[SketchSet], names: tuple[str, ...], key_of: Callable[[
     out = SketchSet(names, first.grid, max_groups=max_groups)
     out._labels = LabelEncoder(first._labels.pos_label, first._labels.neg_label)
     span = 3 * first.grid.n_bins
-    codes, cells = [], []
+    groups, local, cells = [], [], []
     for s in sets:
         if s.grid != first.grid:
             raise IncompatibleGridError(f"cannot merge sketch sets on {s.grid.describe()} and {first.grid.describe()}")
@@ -575,10 +575,12 @@ def _remap(sets: Sequence[SketchSet], names: tuple[str, ...], key_of: Callable[[
         if gmap.size:
             np.add.at(out._ctr, gmap, s._ctr[: len(gmap)])
         g = s._code // span
-        codes.append(gmap[g] * span + s._code % span if g.size else s._code)
+        groups.append(gmap[g] if g.size else g)
+        local.append(s._code % span)
         cells.append(s._cell)
         out.weighted = out.weighted or s.weighted
-    out._code, out._cell = _reduce(np.concatenate(codes), np.concatenate(cells))
+    out._code, out._cell = grouped.sort_reduce(np.concatenate(groups), np.concatenate(local), np.concatenate(cells),
+                                               len(out._keys), span)
     return out
 
 
