@@ -261,3 +261,28 @@ def test_single_row_of_a_class_warns():
 
 def test_doctests():
     assert doctest.testmod(delong_mod, raise_on_error=False).failed == 0
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_compiled_variance_bound_equals_the_numpy_one(seed):
+    """The compiled O(k) bound used by roc_auc_ci equals _variance(upper_only=True)."""
+    from streameval.grid import LinearGrid, ProbabilityGrid
+    from streameval.stats.delong import _variance, _variance_upper, delong_placements
+
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(20, 3000))
+    y = (rng.random(n) < rng.uniform(0.05, 0.6)).astype(int)
+    y[:2] = [0, 1]
+    s = rng.normal(y * rng.uniform(0, 2), 1.0)
+    p = 1 / (1 + np.exp(-s))
+    if seed % 2:
+        p = np.round(p, 2)
+        grid = LinearGrid(-0.005, 1.005, 101)
+    else:
+        grid = ProbabilityGrid(mantissa_bits=int(rng.integers(0, 8)))
+    w = rng.integers(1, 5, n).astype(float) if seed % 3 == 0 else None
+    t = streameval.BinarySketch(grid).update(y, p, w).table()
+    fast, resolved = _variance_upper(t)
+    slow = _variance(t, delong_placements(t), upper_only=True)
+    assert fast == pytest.approx(slow.upper, rel=1e-10, abs=1e-18)
+    assert resolved == slow.exact
