@@ -554,6 +554,19 @@ class SketchSet:
 
         return _remap([self], names, coarser, self.max_groups)
 
+    def to_bytes(self) -> bytes:
+        """The set as versioned, checked bytes (:mod:`streameval.sketch.sketchset_io`)."""
+        from .sketchset_io import sketchset_to_bytes
+
+        return sketchset_to_bytes(self)
+
+    @classmethod
+    def from_bytes(cls, data: bytes, source: str | None = None) -> "SketchSet":
+        """Read :meth:`to_bytes` output; raises ``SketchFormatError`` on anything else."""
+        from .sketchset_io import sketchset_from_bytes
+
+        return sketchset_from_bytes(data, source)
+
     def __repr__(self) -> str:
         return f"SketchSet(key_names={self.key_names}, groups={len(self)}, rows={self.n_rows})"
 
