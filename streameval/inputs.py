@@ -140,8 +140,13 @@ MAX_TOTAL_WEIGHT = 1e300
 scale-free (only their ratios matter), so rescale weights that exceed it."""
 
 
-def clean_weights(weights: np.ndarray, n: int, row_offset: int) -> npt.NDArray[np.float64]:
+def clean_weights(
+    weights: np.ndarray, n: int, row_offset: int, skipped: npt.NDArray[np.bool_] | None = None
+) -> npt.NDArray[np.float64]:
     """Validate sample weights: finite, non-negative, one per row, summing to at most :data:`MAX_TOTAL_WEIGHT`.
+
+    Rows in ``skipped`` (NaN scores under ``nan_policy="skip"``) are never binned: a NaN, null or
+    negative weight there is not an error (it is replaced by 1, which nothing uses).
 
     Raises
     ------
@@ -157,6 +162,9 @@ def clean_weights(weights: np.ndarray, n: int, row_offset: int) -> npt.NDArray[n
     except (TypeError, ValueError):
         raise InputTypeError(f"sample_weight must be numeric, got dtype {weights.dtype}") from None
     bad = ~np.isfinite(w) | (w < 0)
+    if skipped is not None and bad.any():
+        w = np.where(bad & skipped, 1.0, w)
+        bad &= ~skipped
     if bad.any():
         first = _first(bad)
         raise InputError(

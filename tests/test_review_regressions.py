@@ -96,3 +96,21 @@ def test_roc_drop_intermediate_fractional_weights_same_curve_as_sklearn():
     np.testing.assert_allclose(np.interp(grid, fpr, tpr), np.interp(grid, efpr, etpr), atol=1e-12)
     a, b, c = sk.roc_curve(drop_intermediate=False)
     np.testing.assert_array_equal(c, ethr)
+
+
+def test_skip_nan_accepts_a_nan_weight_on_a_skipped_row():
+    """--skip-nan: a row skipped for its NaN score may have a NaN or null weight (session 5)."""
+    import numpy as np
+
+    import streameval
+    from streameval.errors import InputError
+
+    y = np.array([0, 1, 1, 0])
+    s = np.array([0.2, np.nan, 0.7, 0.4])
+    w = np.array([1.0, np.nan, 2.0, 1.0])
+    sk = streameval.BinarySketch().update(y, s, w, nan_policy="skip")
+    assert sk.counters["n_nan"] == 1 and sk.counters["n_zero_weight"] == 0
+    ref = streameval.BinarySketch().update(y[[0, 2, 3]], s[[0, 2, 3]], w[[0, 2, 3]])
+    assert float(sk.roc_auc()) == float(ref.roc_auc()) and sk.positive_weight == 2.0
+    with pytest.raises(InputError, match="sample_weight"):
+        streameval.BinarySketch().update(y, np.array([0.2, 0.5, 0.7, 0.4]), w, nan_policy="skip")

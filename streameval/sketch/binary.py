@@ -247,7 +247,8 @@ class BinarySketch(BinaryMetrics):
         labels = encoder.encode(y, offset)
         weighted = sample_weight is not None
         if weighted:
-            weights = clean_weights(as_1d_array(sample_weight, "sample_weight"), s.shape[0], offset)
+            skipped = np.isnan(scores) if nan_policy == "skip" else None
+            weights = clean_weights(as_1d_array(sample_weight, "sample_weight"), s.shape[0], offset, skipped)
             n_zero = int(np.count_nonzero(weights == 0))
             with np.errstate(over="ignore"):
                 w2 = np.bincount(labels, weights=np.where(np.isnan(scores), 0.0, weights) ** 2, minlength=2)
