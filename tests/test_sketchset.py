@@ -311,7 +311,7 @@ def _per_group_reference(ss: SketchSet, thresholds, positive_if):
 
 
 @pytest.mark.parametrize("weighted,decimals,positive_if", [(False, 3, ">="), (True, None, ">="), (False, None, ">")])
-def test_vectorized_table_equals_each_groups_binary_sketch(weighted, decimals, positive_if):
+def test_vectorized_table_equals_each_groups_binary_sketch(weighted, decimals, positive_if, monkeypatch):
     """The table's columns, computed for all groups at once, equal each group's BinarySketch
     results bit for bit, with unit or real weights (sums are added in NumPy's order).
     Covers unlabelled rows (est_ columns), one-class and label-less groups, thresholds inside
@@ -323,6 +323,7 @@ def test_vectorized_table_equals_each_groups_binary_sketch(weighted, decimals, p
     df.loc[odd, "s"] = df.loc[odd, "s"] * 3 - 1  # outside [0, 1]: no log loss, no estimate
     ss = _build(df, 6000, weighted, grid=None if decimals == 3 else LinearGrid(-1, 2, 50))
     thresholds = [0.5, 0.2371]
+    monkeypatch.setattr("streameval.report.slices._BATCH", 997)  # groups in several batches
     table = SliceTable.from_sketchset(ss, thresholds=thresholds, positive_if=positive_if)
     expected = _per_group_reference(ss, thresholds, positive_if)
     assert len(table.rows) == len(expected) == 12
