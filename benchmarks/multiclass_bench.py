@@ -10,7 +10,8 @@ on the same rows. Part 2 (K = 100, run in a child process so its peak RSS is its
 100K-row chunks, peak RSS, compact sketch size in total and per class. Part 3 (end to end, K = 10):
 a Parquet file of ``--e2e-rows`` rows (10 float32 score columns + int32 label), read with pyarrow
 and nothing else (decode-only) and evaluated with ``streameval.evaluate(score="p_*")``, the two
-alternated three times after a warm-up each; medians and their ratio. Not part of any CI.
+alternated three times after a warm-up each; medians of wall and CPU times (all threads) and the
+ratio of the wall times, with the machine's load average. Not part of any CI.
 """
 
 from __future__ import annotations
@@ -127,17 +128,28 @@ def part_e2e(n: int) -> dict[str, float]:
     def evaluate() -> None:
         streameval.evaluate(path, score="p_*", label="y")
 
+    def cpu() -> float:
+        r = resource.getrusage(resource.RUSAGE_SELF)
+        return r.ru_utime + r.ru_stime
+
     decode()
     evaluate()
+    load = os.getloadavg()[0]
     times: dict[str, list[float]] = {"decode": [], "evaluate": []}
+    cpus: dict[str, list[float]] = {"decode": [], "evaluate": []}
     for _ in range(3):
         for name, f in (("decode", decode), ("evaluate", evaluate)):
-            t0 = time.perf_counter()
+            t0, c0 = time.perf_counter(), cpu()
             f()
             times[name].append(time.perf_counter() - t0)
+            cpus[name].append(cpu() - c0)
     d, e = statistics.median(times["decode"]), statistics.median(times["evaluate"])
+    dc, ec = statistics.median(cpus["decode"]), statistics.median(cpus["evaluate"])
     os.remove(path)
-    return {"rows": n, "decode_s": d, "evaluate_s": e, "ratio_decode_over_evaluate": d / e}
+    # CPU seconds (all threads) are reported too: on a shared machine they move less with the
+    # load than wall times do.
+    return {"rows": n, "decode_s": d, "evaluate_s": e, "ratio_decode_over_evaluate": d / e,
+            "decode_cpu_s": dc, "evaluate_cpu_s": ec, "load_average_1min": load}
 
 
 def main() -> None:

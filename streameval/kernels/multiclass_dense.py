@@ -15,7 +15,12 @@ per row and measured 4-5x slower than one column at a time, whose one-vs-rest an
 (about 2.4 MB and 0.7 MB at K = 10 on softmax scores) stay far better cached. Measured side by
 side (K = 10, 1M float32 rows, default grid, one core, minimum of 7): the one-vs-rest and
 pairwise passes of the earlier kernels took 184 ns per row, this kernel 101-114 ns; the per-row
-statistics 23 ns row by row, 17 ns vectorized.
+statistics 23 ns row by row, 17 ns vectorized. Branches for min/max (a new extreme is rare after
+a cell's first rows) and a scratch cell for the rows of class ``j`` (instead of a branch around
+their missing pairwise cell) took another 10% off (134 against 150 ms per 1M rows, loaded
+machine). What remains is the scatter itself, about two thirds of the time: per row and column
+one 64-byte one-vs-rest line and one 32-byte pairwise cell, in working sets (2.4 MB and 0.7 MB
+per column) larger than L2; keys, offsets and the probability sums take the other third.
 
 Dense states here start as *zero* memory (fresh anonymous maps: pages are only allocated where
 a cell is touched, and nothing is written to initialize them): a cell whose weight is 0 is empty

@@ -73,8 +73,9 @@ class MulticlassSketch(MulticlassMetrics):
     max_classes : int, default 1024
         Guard on the number of classes.
     threads : int, optional
-        With more than one (default: the CPUs available), the pairwise histograms of a large
-        chunk are filled on a second thread while this one fills the rest.
+        Threads that bin a large chunk (default: the CPUs available): its columns are shared
+        among them, each column's cells filled by one thread, so the result does not depend on
+        the number.
 
     Examples
     --------
