@@ -37,8 +37,12 @@ def build(rows: int, chunk_rows: int) -> tuple[object, float]:
 
 
 def _cpu_seconds() -> float:
-    """User + system CPU seconds of this process's descendants (the browser and its driver)."""
-    import psutil
+    """User + system CPU seconds of this process's descendants (the browser and its driver); NaN
+    without psutil (not a dependency of the project)."""
+    try:
+        import psutil
+    except ImportError:
+        return float("nan")
 
     total = 0.0
     for child in psutil.Process().children(recursive=True):
