@@ -246,7 +246,7 @@ def grouped_update(table, used, kind, f0, f1, f2, i0, i1, i2, cuts, n_bins, gid,
 
 
 @nb.njit(nogil=True, cache=CACHE, boundscheck=False, error_model="numpy")
-def _drain(table, span, counts, codes, where, cells):  # type: ignore[no-untyped-def]
+def _drain(table, span, counts, codes, cells):  # type: ignore[no-untyped-def]
     n_groups = counts.shape[0] - 1
     for i in range(table.shape[0]):
         key = table[i, 0]
@@ -255,24 +255,22 @@ def _drain(table, span, counts, codes, where, cells):  # type: ignore[no-untyped
     for g in range(n_groups):
         counts[g + 1] += counts[g]
     pos = counts[:n_groups].copy()
-    for i in range(table.shape[0]):
+    for i in range(table.shape[0]):  # one sequential read of the table, each cell to its group
         key = table[i, 0]
         if key != _EMPTY:
             code = np.int64(key)
             g = code // span
-            codes[pos[g]] = code
-            where[pos[g]] = i
-            pos[g] += 1
+            j = pos[g]
+            codes[j] = code
+            for f in range(4):
+                cells[j, f] = table[i, f + 1]
+            pos[g] = j + 1
     for g in range(n_groups):
         a, b = counts[g], counts[g + 1]
         if b - a > 1:
             order = np.argsort(codes[a:b])
             codes[a:b] = codes[a:b][order]
-            where[a:b] = where[a:b][order]
-    for j in range(codes.shape[0]):
-        i = where[j]
-        for f in range(4):
-            cells[j, f] = table[i, f + 1]
+            cells[a:b] = cells[a:b][order]
 
 
 def drain(table: np.ndarray, used: int, span: int, n_groups: int) -> tuple[np.ndarray, np.ndarray]:
@@ -284,9 +282,8 @@ def drain(table: np.ndarray, used: int, span: int, n_groups: int) -> tuple[np.nd
     (huge pages, see :func:`reserve`).
     """
     codes = np.empty(used, dtype=np.int64)
-    where = np.empty(used, dtype=np.int64)
     cells = np.empty((used, 4), dtype=np.float64)
-    _drain(table, span, np.zeros(n_groups + 1, dtype=np.int64), codes, where, cells)
+    _drain(table, span, np.zeros(n_groups + 1, dtype=np.int64), codes, cells)
     return codes, cells
 
 

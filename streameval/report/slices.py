@@ -38,7 +38,11 @@ _SCREEN = ("n_rows", "labelled_fraction", "prevalence", "roc_auc", "average_prec
 
 def _nulls(values: np.ndarray) -> list[float | None]:
     """Floats as a column: NaN and infinities become None (undefined, JSON null)."""
-    return [x if math.isfinite(x) else None for x in np.asarray(values, dtype=np.float64).tolist()]
+    values = np.asarray(values, dtype=np.float64)
+    out = values.astype(object)
+    out[~np.isfinite(values)] = None
+    listed: list[float | None] = out.tolist()
+    return listed
 
 
 def _add(data: dict[str, list[Any]], name: str, values: np.ndarray) -> None:
