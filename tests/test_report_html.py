@@ -471,3 +471,18 @@ def test_downsampled_curves_keep_a_rare_event_rise():
     fpr, tpr, _ = roc_curve(y, s)
     at = np.linspace(0.001, 0.2, 50)
     assert np.interp(at, np.r_[0.0, sw["fpr"]], np.r_[0.0, sw["tpr"]]) == pytest.approx(np.interp(at, fpr, tpr), abs=0.02)
+
+
+def test_sliced_page_caps_the_plotted_groups(sliced):
+    from streameval.report.html.monitor import monitor_charts
+
+    table, *_ = sliced
+    _, notes, rows = monitor_charts(table, None, max_groups=2_500)
+    # 1,000 groups a day: the newest two days fit in 2,500, each with its all-slices row.
+    assert sorted({r["window"][:10] for r in rows}) == ["2026-01-02", "2026-01-03"]
+    assert len(rows) == 2 * SLICES + 2
+    assert any("newest 2 of 3 windows" in n for n in notes)
+    _, notes_all, rows_all = monitor_charts(table, None)
+    assert not any("newest" in n for n in notes_all)
+    full = {(r["window"], r["slice"]): r for r in rows_all}
+    assert all(r == full[(r["window"], r["slice"])] for r in rows)  # same numbers, PSI included

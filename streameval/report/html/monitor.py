@@ -29,6 +29,7 @@ __all__ = ["ALL", "monitor_charts", "series_rows", "slice_label"]
 ALL = "(all)"
 WINDOW = "window"
 BAND_WIDTH, BAND_HEIGHT = 420, 220
+MAX_GROUPS = 50_000  # about 10 MB of page: beyond it the page is slow to write and to open
 _RATE_PREFIXES = ("recall@", "precision@", "fpr@")
 _TITLES = {"roc_auc": "ROC AUC", "average_precision": "average precision", "psi": "score drift (PSI vs first window)"}
 
@@ -55,8 +56,9 @@ def _num(v: Any) -> float | None:
     return x if math.isfinite(x) else None
 
 
-def _psi(table: Any, names: Sequence[str]) -> dict[tuple[Any, ...], float | None]:
-    """PSI of every group's scores against its slice's first window (None where undefined)."""
+def _psi(table: Any, names: Sequence[str], windows: set[Any] | None = None) -> dict[tuple[Any, ...], float | None]:
+    """PSI of every group's scores (in ``windows`` when given) against its slice's first window
+    (None where undefined)."""
     from ...errors import UsageError
     from ...stats import score_drift
 
@@ -73,6 +75,8 @@ def _psi(table: Any, names: Sequence[str]) -> dict[tuple[Any, ...], float | None
     hists: dict[tuple[Any, ...], Any] = {}
     out: dict[tuple[Any, ...], float | None] = {}
     for key in ss.keys():
+        if windows is not None and key[wi] not in windows:
+            continue
         ref = first[tuple(k for i, k in enumerate(key) if i != wi)]
         for k in (key, ref):
             if k not in hists:
@@ -102,20 +106,22 @@ def _overall_rows(table: Any) -> list[dict[str, Any]]:
     return sub.rows
 
 
-def series_rows(table: Any) -> list[dict[str, Any]]:
+def series_rows(table: Any, windows: set[Any] | None = None) -> list[dict[str, Any]]:
     """One dict per plotted group: ``window`` (ISO text), ``slice`` (its label, ``(all)`` for all
     slices merged), ``n_rows``, each metric column with its ``_lower``/``_upper`` binning bounds
     and ``roc_auc_ci_lower``/``roc_auc_ci_upper`` when present, and ``psi`` when windowed.
-    Ordered by slice, then window."""
+    Only the groups of ``windows`` (window starts) when given. Ordered by slice, then window."""
     keys = table.sketches.key_names
     names = [k for k in keys if k != WINDOW]
     metrics = metric_columns(table.columns)
     cols = ["n_rows"] + [c + s for c in metrics for s in ("", "_lower", "_upper") if c + s in table.columns]
     cols += [c for c in ("roc_auc_ci_lower", "roc_auc_ci_upper") if c in table.columns]
-    psi = _psi(table, names)
+    psi = _psi(table, names, windows)
     sources = [(r, slice_label(r, names)) for r in table.rows]
     if names and WINDOW in keys:
         sources += [(r, ALL) for r in _overall_rows(table)]
+    if windows is not None:
+        sources = [(r, label) for r, label in sources if r.get(WINDOW) in windows]
     out = []
     for r, label in sources:
         d: dict[str, Any] = {"window": _iso(r.get(WINDOW, "")), "slice": label}
@@ -340,15 +346,43 @@ def _per_slice_chart(rows: list[dict[str, Any]], metric: str, worst: int = 30) -
     return alt.hconcat(dots, spread)
 
 
-def monitor_charts(table: Any, alerts: dict[str, Any] | None = None
+def newest_windows(table: Any, max_groups: int) -> set[Any] | None:
+    """The newest windows holding at most ``max_groups`` groups together (at least one window), or
+    None when the whole table fits."""
+    if len(table.rows) <= max_groups:
+        return None
+    per_window: dict[Any, int] = {}
+    for r in table.rows:
+        per_window[r[WINDOW]] = per_window.get(r[WINDOW], 0) + 1
+    keep: set[Any] = set()
+    total = 0
+    for w in sorted(per_window, reverse=True):
+        if keep and total + per_window[w] > max_groups:
+            break
+        keep.add(w)
+        total += per_window[w]
+    return keep
+
+
+def monitor_charts(table: Any, alerts: dict[str, Any] | None = None, max_groups: int = MAX_GROUPS
                    ) -> tuple[list[tuple[str, Any]], list[str], list[dict[str, Any]]]:
     """``([(id, chart)], [notes], series rows)`` for a :class:`SliceTable` and, optionally, the
-    dict of an :class:`~streameval.monitor.alerts.AlertTable` (its ``to_dict()``)."""
+    dict of an :class:`~streameval.monitor.alerts.AlertTable` (its ``to_dict()``).
+
+    At most ``max_groups`` (window, slice) groups are plotted: beyond that (a month of hourly
+    windows x 1,000 slices is 720,000 groups, a page of 150 MB), only the newest windows that fit,
+    and a note says so."""
     keys = table.sketches.key_names
     names = [k for k in keys if k != WINDOW]
-    rows = series_rows(table)
-    metrics = metric_columns(table.columns)
     notes: list[str] = []
+    windows = newest_windows(table, max_groups) if WINDOW in keys else None
+    if windows is not None:
+        all_windows = {r[WINDOW] for r in table.rows}
+        notes.append(f"Plots show the newest {len(windows):,} of {len(all_windows):,} windows: the page draws at most "
+                     f"{max_groups:,} (window, slice) groups and this result has {len(table.rows):,}. Roll the windows "
+                     "up (--window 1w, SketchSet.rollup) or keep fewer slice columns (--by) to see the whole period.")
+    rows = series_rows(table, windows)
+    metrics = metric_columns(table.columns)
     if WINDOW in keys:
         metric, points, more = alert_points(alerts, names, rows)
         notes += more

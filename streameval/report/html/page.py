@@ -149,7 +149,8 @@ def multiclass_report_html(report: Any, title: str | None = None) -> str:
     return "\n".join(parts)
 
 
-def slices_report_html(table: Any, title: str | None = None, alerts: Any = None, worst: int = 20) -> str:
+def slices_report_html(table: Any, title: str | None = None, alerts: Any = None, worst: int = 20,
+                       max_groups: int = 50_000) -> str:
     """The self-contained HTML page of a sliced and/or windowed result.
 
     Parameters
@@ -165,6 +166,8 @@ def slices_report_html(table: Any, title: str | None = None, alerts: Any = None,
         metric's panel and an alert table.
     worst : int, default 20
         Rows of the worst-slices table.
+    max_groups : int, default 50,000
+        Most (window, slice) groups plotted; beyond, the newest windows that fit (with a note).
 
     Returns
     -------
@@ -179,7 +182,7 @@ def slices_report_html(table: Any, title: str | None = None, alerts: Any = None,
     prov = table.provenance
     source = str(prov.get("source", "in-memory data"))
     made = _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
-    charts, missing, series = monitor_charts(table, alert_dict)
+    charts, missing, series = monitor_charts(table, alert_dict, max_groups)
     head = title or f"streameval monitoring report: {source}"
     parts = [
         "<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
