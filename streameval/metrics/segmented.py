@@ -212,8 +212,9 @@ def segmented_confusion(t: SegmentedTable, key: int, threshold: float) -> tuple[
     size = t.starts[1:] - t.starts[:-1]
     n_above = np.bincount(t.group, weights=(t.keys > key), minlength=t.n_groups).astype(np.int64)
     k = t.keys.shape[0]
-    i = np.minimum(t.starts[:-1] + n_above, max(k - 1, 0))
-    prev = np.maximum(i - 1, 0)
+    first_below = t.starts[:-1] + n_above  # may be the next group's first row (or k) when all are above
+    i = np.minimum(first_below, max(k - 1, 0))
+    prev = np.maximum(first_below - 1, 0)  # not i - 1: i is clipped for the last group
     if k == 0:
         zeros = np.zeros(t.n_groups)
         return zeros, zeros.copy(), np.ones(t.n_groups, dtype=bool)
