@@ -179,6 +179,34 @@ def _refuse_cells(keys: np.ndarray, values: np.ndarray, bins: list[np.ndarray], 
         )
 
 
+@nb.njit(nogil=True, cache=CACHE)
+def _aggregates(values):  # type: ignore[no-untyped-def]
+    """One compiled pass for rules 9-10: ``(neg total, pos total, non-empty cells, weight of the
+    cells inside [0, 1], weight of the cells reaching it, cells outside it, a non-integer weight)``."""
+    t0 = t1 = w_in = w_touch = 0.0
+    cells = outside = 0
+    frac = False
+    for i in range(values.shape[0]):
+        for c in range(2):
+            w = values[i, c, W]
+            if c == 0:
+                t0 += w
+            else:
+                t1 += w
+            if not w > 0.0:
+                continue
+            cells += 1
+            lo, hi = values[i, c, MIN], values[i, c, MAX]
+            if hi >= 0.0 and lo <= 1.0:
+                w_touch += w
+                if lo >= 0.0 and hi <= 1.0:
+                    w_in += w
+            else:
+                outside += 1
+            frac = frac or w != math.floor(w)
+    return t0, t1, cells, w_in, w_touch, outside, frac
+
+
 def check_consistency(values: np.ndarray, c: dict[str, Any], source: str | None) -> None:
     """Rules 9-10: counters against the bins (row counts, weights, the probability sums' ranges).
 
@@ -189,11 +217,10 @@ def check_consistency(values: np.ndarray, c: dict[str, Any], source: str | None)
     SketchFormatError
     """
     w = values[:, :, W]
-    lo, hi = values[:, :, MIN], values[:, :, MAX]
-    filled = w > 0
+    t0, t1, cells, w_inside, w_touch, n_outside_cells, frac_any = _aggregates(np.ascontiguousarray(values))
+    totals = np.array([t0, t1])
     with np.errstate(over="ignore"):
-        totals = w.sum(axis=0)
-        grand = float(totals.sum())
+        grand = float(t0 + t1)
     if not grand <= MAX_TOTAL_WEIGHT:
         raise fail(
             f"total weight {grand!r} (negative {float(totals[0])!r}, positive {float(totals[1])!r}) "
@@ -208,7 +235,6 @@ def check_consistency(values: np.ndarray, c: dict[str, Any], source: str | None)
         if c[name] > n_rows:
             raise fail(f"counters are inconsistent: {name}={c[name]} exceeds n_rows={n_rows}", source)
     binned_max = n_rows - n_nan - n_zero + min(n_nan, n_zero)  # rows with a score and weight > 0
-    cells = int(np.count_nonzero(filled))
     if binned_max < 0 or cells > binned_max:
         raise fail(
             f"counters are inconsistent: {cells} non-empty bin cells but at most {max(binned_max, 0)} "
@@ -217,12 +243,8 @@ def check_consistency(values: np.ndarray, c: dict[str, Any], source: str | None)
         )
     if c["n_outside"] > binned_max:
         raise fail(f"counters are inconsistent: n_outside={c['n_outside']} exceeds the {binned_max} binned rows", source)
-    inside = filled & (lo >= 0.0) & (hi <= 1.0)
-    touches = filled & (hi >= 0.0) & (lo <= 1.0)
-    outside = filled & ~touches
-    total = float(totals.sum())
+    total = grand
     pw = c["prob_weight"]
-    w_inside, w_touch = float(w[inside].sum()), float(w[touches].sum())
     slack = REL_TOL * max(total, pw) + 1e-300
     if not w_inside - slack <= pw <= w_touch + slack:
         raise fail(
@@ -230,9 +252,9 @@ def check_consistency(values: np.ndarray, c: dict[str, Any], source: str | None)
             f"{w_inside!r} and those reaching it {w_touch!r}",
             source,
         )
-    if c["n_outside"] < int(np.count_nonzero(outside)):
+    if c["n_outside"] < n_outside_cells:
         raise fail(
-            f"counters are inconsistent: n_outside={c['n_outside']} but {int(np.count_nonzero(outside))} "
+            f"counters are inconsistent: n_outside={c['n_outside']} but {n_outside_cells} "
             "non-empty bin cells lie outside [0, 1]",
             source,
         )
@@ -240,9 +262,8 @@ def check_consistency(values: np.ndarray, c: dict[str, Any], source: str | None)
         # Unweighted: weights are row counts, hence whole numbers adding up to the binned rows.
         if n_zero:
             raise fail(f"counters are inconsistent: n_zero_weight={n_zero} in an unweighted sketch", source)
-        frac = filled & (w != np.floor(w))
-        if np.any(frac):
-            b, cls = _first_bad(frac)
+        if frac_any:
+            b, cls = _first_bad((w > 0) & (w != np.floor(w)))
             raise fail(f"a bin weight of an unweighted sketch is not a row count: {_CLASS[cls]} weight {float(w[b, cls])!r}", source)
         binned = n_rows - n_nan
         exact = total <= 2.0**53
