@@ -24,9 +24,9 @@ def summary_rows(table: Any) -> list[list[str]]:
     windows = sorted({r[WINDOW] for r in table.rows}) if WINDOW in keys else []
     out = [["groups (window x slice)", f"{len(table.rows):,}"],
            ["slices", f"{len({slice_label(r, names) for r in table.rows}):,}" if names else "none"],
-           ["windows", f"{len(windows):,}" + (f" ({_cell({'w': windows[0]}, 'w')} to "
-                                              f"{_cell({'w': windows[-1]}, 'w')}, {table.provenance.get('window')})"
-                                              if windows else "")],
+           ["windows", f"{len(windows):,}" + (f" ({_cell({'w': windows[0]}, 'w')} to {_cell({'w': windows[-1]}, 'w')}"
+                                              + (f", {length}" if (length := table.provenance.get("window")) else "")
+                                              + ")" if windows else "")],
            ["rows", f"{table.sketches.n_rows:,}"]]
     if table.overall is not None:
         out += [[f"all rows: {label}", text] for label, text in table.overall.rows()]
