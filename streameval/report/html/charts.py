@@ -129,13 +129,15 @@ def far_frr(sw: Any, eer: Any) -> Any:
 def det_chart(dt: Any) -> Any:
     import altair as alt
 
-    ticks = np.array([0.001, 0.01, 0.05, 0.2, 0.5, 0.8, 0.95, 0.99])
+    # Down to the 1e-6 the rates are clipped at (rare-event FPRs), up to 1 - 1e-6; labels that
+    # would overlap are dropped by the axis.
+    ticks = np.array([1e-6, 1e-5, 1e-4, 0.001, 0.01, 0.05, 0.2, 0.5, 0.8, 0.95, 0.99, 0.999, 0.9999, 0.99999])
     from scipy.stats import norm
 
     values = [float(v) for v in norm.ppf(ticks)]
     labels = {f"{v:.6f}": f"{t:g}" for v, t in zip(values, ticks, strict=True)}
     expr = " : ".join(f"abs(datum.value - {v}) < 1e-6 ? '{labels[f'{v:.6f}']}'" for v in values) + " : ''"
-    axis = alt.Axis(values=values, labelExpr=expr)
+    axis = alt.Axis(values=values, labelExpr=expr, labelOverlap=True)
     return alt.Chart(dt).mark_line(color=PALETTE[2], point=alt.OverlayMarkDef(size=12, opacity=0.01)).encode(
         x=alt.X("x:Q", title="false positive rate (normal deviate scale)", axis=axis),
         y=alt.Y("y:Q", title="false negative rate (normal deviate scale)", axis=axis),
