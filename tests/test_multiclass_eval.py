@@ -69,3 +69,24 @@ def test_cli_multiclass_save_merge_report(mc_log, tmp_path):
     d = json.loads(rep.stdout)
     assert sum(row["support"] for row in d["per_class"]) == 2 * len(y)
     assert d["metrics"]["accuracy"] == pytest.approx(skm.accuracy_score(y, p.argmax(1)), abs=1e-12)
+
+
+def test_threads_do_not_change_the_sketch(tmp_path):
+    """Batches large enough for the dense writing state: one thread, or a reader thread and two
+    binning threads sharing the columns, give the same sketch bit for bit, equal to scikit-learn."""
+    rng = np.random.default_rng(3)
+    n, k = 150_000, 4
+    y = rng.integers(0, k, n)
+    z = rng.normal(size=(n, k)).astype(np.float32)
+    z[np.arange(n), y] += 1.0
+    p = np.exp(z) / np.exp(z).sum(axis=1, keepdims=True)
+    path = tmp_path / "mc4.parquet"
+    pd.DataFrame({**{f"p_{j}": p[:, j] for j in range(k)}, "y": y.astype(np.int32)}).to_parquet(path, row_group_size=70_000)
+    one = streameval.evaluate(str(path), score="p_*", label="y", threads=1, batch_rows=70_000)
+    two = streameval.evaluate(str(path), score="p_*", label="y", threads=2, batch_rows=70_000)
+    assert one.sketch._tables is None and one.sketch.to_bytes() == two.sketch.to_bytes()
+    np.testing.assert_array_equal(np.array(two.confusion_matrix), skm.confusion_matrix(y, p.argmax(1)))
+    ovo = skm.roc_auc_score(y, p, multi_class="ovo")
+    assert two.metrics["roc_auc_ovo_macro"]["lower"] <= ovo <= two.metrics["roc_auc_ovo_macro"]["upper"]
+    with pytest.raises(ValueError, match="threads"):
+        streameval.evaluate(str(path), score="p_*", label="y", threads=0)
