@@ -135,11 +135,11 @@ def case_streameval(p: dict[str, Any]) -> dict[str, Any]:
     # update in a fresh process loads the Numba kernels from their on-disk cache.
     # The columns go in as the NumPy views evaluate() makes (pyarrow's to_numpy would import
     # pandas, +36-44 MB of RSS that evaluate() itself no longer pays).
-    from streameval.evaluate import _numpy_view
+    from streameval.sources.base import numpy_view
 
     b = next(iter(_batches(p["path"], p["fmt"])))
     t0 = time.perf_counter()
-    streameval.BinarySketch().update(_numpy_view(b.column(1)), _numpy_view(b.column(0))).roc_auc()
+    streameval.BinarySketch().update(numpy_view(b.column(1)), numpy_view(b.column(0))).roc_auc()
     warmup = time.perf_counter() - t0
     del b
     times, (sketch, method) = _timed(lambda: streameval_file(p["path"], p.get("grid")), p["reps"])

@@ -531,3 +531,34 @@ def test_a_bad_value_in_a_late_range_names_its_row(tmp_path, monkeypatch):
     with pytest.raises(SourceError, match=r"bad\.csv: cannot read the file near row 190\d\d\d \("):
         for p in parts:
             list(p())
+
+
+def test_numpy_view_is_the_arrow_buffer_without_a_copy():
+    from streameval.sources.base import numpy_view
+
+    for values, typ in (([0.5, 1.5, -2.0, 7.0], pa.float32()), ([0.5, 1.5, -2.0, 7.0], pa.float64()),
+                        ([1, 0, -1, 5], pa.int8()), ([1, 0, 3, 5], pa.uint16()), ([1, 0, -1, 2**40], pa.int64())):
+        a = pa.array(values, typ).slice(1, 3)  # an offset into the buffer
+        v = numpy_view(a)
+        assert isinstance(v, np.ndarray) and v.dtype == np.dtype(typ.to_pandas_dtype()) and not v.flags.writeable
+        np.testing.assert_array_equal(v, np.asarray(values[1:4]).astype(v.dtype))
+        assert np.shares_memory(v, np.frombuffer(a.buffers()[1], dtype=v.dtype))
+    for other in (pa.array([1.0, None]), pa.array([True, False]), pa.array(["a", "b"]), None):
+        assert numpy_view(other) is other  # nulls, bits and text are left to the sketch's own checks
+
+
+def test_a_plain_file_evaluation_imports_neither_pandas_nor_pyarrow_dataset(tmp_path, log):
+    import subprocess
+    import sys
+
+    pq.write_table(log, tmp_path / "log.parquet")
+    log.to_pandas().to_csv(tmp_path / "log.csv", index=False)
+    code = (
+        "import sys, streameval\n"
+        f"for f in ({str(tmp_path / 'log.parquet')!r}, {str(tmp_path / 'log.csv')!r}):\n"
+        "    streameval.evaluate(f, score='score', label='label')\n"
+        "print(sorted(m for m in ('pandas', 'pyarrow.dataset') if m in sys.modules))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip().splitlines()[-1] == "[]"  # pandas alone costs ~36 MB of RSS

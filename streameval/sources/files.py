@@ -28,7 +28,17 @@ from .base import (
 )
 from .localfiles import LOCAL_FORMATS, LocalDataset
 from .remote import expand_remote, is_remote, remote_file_id
-from .textparts import TEXT_PART_ROWS, Buffers, LazyRowChunk, TextRange, read_csv_range, read_json_range, split_file
+from .textparts import (
+    TEXT_PART_ROWS,
+    Buffers,
+    LazyRowChunk,
+    TextRange,
+    joined,
+    read_csv_range,
+    read_json_range,
+    sliced,
+    split_file,
+)
 
 __all__ = ["open_files", "expand_files", "CSV_BLOCK_BYTES", "PART_ROWS"]
 
@@ -307,7 +317,7 @@ def _file_batches(
         else:
             batch = read_json_range(text_range, columns, typed)
         if batch is not None:
-            yield from _sliced(batch, batch_rows)
+            yield from sliced(batch, batch_rows)
         return
 
     path = _fragment_path(fragment)
@@ -327,7 +337,7 @@ def _file_batches(
         # Types as checked across the files (column_types); explicit types also decode faster
         # than per-block inference.
         typed = {c: types.get(c, dataset.schema.field(c).type) for c in columns}
-        yield from _joined(_open_csv_file(source, columns, typed, DELIMITERS[fmt]), min(batch_rows, TEXT_PART_ROWS))
+        yield from joined(_open_csv_file(source, columns, typed, DELIMITERS[fmt]), min(batch_rows, TEXT_PART_ROWS))
         return
     import pyarrow.dataset as ds
 
@@ -336,42 +346,7 @@ def _file_batches(
         use_threads=True,
     )
     batches = scanner.to_batches()
-    yield from _joined(batches, min(batch_rows, TEXT_PART_ROWS)) if fmt == "json" else batches
-
-
-def _sliced(batch: Any, batch_rows: int) -> Iterator[Any]:
-    """``batch`` in slices of at most ``batch_rows`` rows (zero-copy)."""
-    if batch.num_rows <= batch_rows:
-        yield batch
-        return
-    for start in range(0, batch.num_rows, batch_rows):
-        yield batch.slice(start, batch_rows)
-
-
-def _joined(batches: Iterable[Any], rows: int) -> Iterator[Any]:
-    """``batches`` regrouped into batches of exactly ``rows`` rows (the last may be shorter).
-
-    Streaming text readers hand out one batch per raw block (about 15,000 rows of a 70-byte-wide
-    CSV line per MiB); binning them one by one pays per-update costs on every one of them.
-    """
-    import pyarrow as pa
-
-    held: list[Any] = []
-    count = 0
-    for batch in batches:
-        held.append(batch)
-        count += batch.num_rows
-        if count < rows:
-            continue
-        joined = held[0] if len(held) == 1 else pa.concat_batches(held)
-        start = 0
-        while count - start >= rows:
-            yield joined.slice(start, rows)
-            start += rows
-        held = [joined.slice(start)] if start < count else []
-        count -= start
-    if count:
-        yield held[0] if len(held) == 1 else pa.concat_batches(held)
+    yield from joined(batches, min(batch_rows, TEXT_PART_ROWS)) if fmt == "json" else batches
 
 
 def _partition_values(fragment: Any, dataset: Any) -> dict[str, Any]:
