@@ -406,3 +406,28 @@ def test_csv_ranges_name_the_file_and_row_of_a_nan_score(tmp_path, small_text_ra
     with pytest.raises(InputError) as e:
         evaluate(str(tmp_path / "bad.csv"), score="score", label="label", threads=threads)
     assert "bad.csv" in str(e.value) and "row 23456" in str(e.value), str(e.value)
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_text_labels_survive_the_reused_range_buffers(tmp_path, small_text_ranges, threads):
+    # Ranges are read into one reused buffer per thread; parsed columns (text included) must
+    # not point into it, or a later range would rewrite labels already handed out.
+    import pyarrow.csv as pcsv
+
+    rng = np.random.default_rng(31)
+    n = 20_000
+    status = np.where(rng.random(n) < 0.3, "fraud", "ok-" + "x" * 7)
+    score = np.round(rng.random(n), 4)
+    pcsv.write_csv(pa.table({"score": score, "status": status}), tmp_path / "log.csv")
+    r = evaluate(str(tmp_path / "log.csv"), score="score", label="status", pos_label="fraud", threads=threads)
+    y = (status == "fraud").astype(int)
+    assert r.provenance["rows_read"] == n
+    assert r.metrics["roc_auc"]["value"] == pytest.approx(roc_auc_score(y, score), abs=1e-12)
+    assert r.metrics["average_precision"]["value"] == pytest.approx(average_precision_score(y, score), abs=1e-12)
+    # all chunks held at once (as a reader thread running ahead would hold them): still intact
+    from streameval.sources import open_source
+
+    chunks = list(open_source(str(tmp_path / "log.csv"), score="score", label="status").chunks())
+    assert len(chunks) > 5
+    got = pa.Table.from_batches([c.batch for c in chunks])
+    assert got.column("label").to_pylist() == status.tolist() and got.column("score").to_pylist() == score.tolist()
