@@ -164,3 +164,16 @@ def test_an_empty_state_holds_no_memory_until_written():
     state[123, 1, 0] = 1.0
     grown = _resident_mb() - before
     assert state.nbytes == 256 << 20 and grown < 16, grown
+
+
+def test_folding_into_an_empty_dense_cell_adds_to_zero():
+    # as the old [0, +inf, -inf, 0] cells did: a -0.0 score sum lands as 0.0 + -0.0 = +0.0
+    from streameval.kernels.binary import compact, empty_values, merge_into
+
+    state = empty_state(4)
+    values = empty_values(1)
+    values[0, 0] = [1.0, -0.0, -0.0, -0.0]
+    merge_into(state, np.array([2]), values)
+    keys, got = compact(state)
+    assert keys.tolist() == [2] and got[0, 0, 0] == 1.0 and not np.signbit(got[0, 0, 3])
+    assert got[0, 1].tolist() == [0.0, math.inf, -math.inf, 0.0]

@@ -328,10 +328,15 @@ def _merge_cell(dst, src):  # type: ignore[no-untyped-def]
 
 @nb.njit(inline="always", nogil=True)
 def _fold_into_dense(dst, src):  # type: ignore[no-untyped-def]
-    """Fold a non-empty cell into a dense state's cell, which may be empty (weight 0)."""
+    """Fold a non-empty cell into a dense state's cell, which may be empty (weight 0).
+
+    An empty cell takes the other's fields as ``_merge_cell`` would fold them into
+    ``[0, +inf, -inf, 0]``: the sums as ``0.0 + x`` (so a -0.0 sum becomes +0.0, bit for bit)."""
     if dst[W] == 0.0:
-        for f in range(N_FIELDS):
-            dst[f] = src[f]
+        dst[W] = 0.0 + src[W]
+        dst[MIN] = src[MIN]
+        dst[MAX] = src[MAX]
+        dst[SUM] = 0.0 + src[SUM]
     else:
         _merge_cell(dst, src)
 
