@@ -122,7 +122,9 @@ def compare_paired(
     scores : pair of str
         The two models' score columns (or SQL expressions).
     label, weight, grid, pos_label, where, sql, table
-        As for :func:`streameval.evaluate`.
+        As for :func:`streameval.evaluate`. Weights are read as frequency weights by the paired
+        DeLong test (its covariance has no Kish form here; the single-model intervals of the two
+        sketches do use Kish's effective size).
     nan_policy : {"raise", "skip"}
         ``"skip"`` drops a row whose score is NaN in either model (both sketches skip it).
     level : float in (0, 1), default 0.95

@@ -155,3 +155,59 @@ def test_kish_effective_size_in_rate_and_auc_intervals() -> None:
     w_all = np.r_[np.ones(half), w[half:]]
     assert m.counters["weight_sq_pos"] == pytest.approx((w_all[pos] ** 2).sum())
     assert streameval.BinarySketch.from_bytes(m.to_bytes()) == m
+
+
+def test_kish_with_too_few_effective_rows_is_nan_not_a_crash() -> None:
+    """One positive row of weight 5: Kish's effective size is 1, the DeLong CI is undefined."""
+    y = np.r_[1, np.zeros(99, dtype=int)]
+    p = np.linspace(0.01, 0.99, 100)
+    w = np.r_[5.0, np.ones(99)]
+    s = streameval.BinarySketch().update(y, p, sample_weight=w)
+    with pytest.warns(UndefinedMetricWarning, match="effective sizes"):
+        ci = s.ci("roc_auc")
+    assert math.isnan(ci.ci_lower)
+    # Scaling weights down changes nothing under Kish (it would under frequency weights).
+    rng = np.random.default_rng(2)
+    y = (rng.random(2000) < 0.4).astype(int)
+    p = np.round(rng.random(2000), 2)
+    a = streameval.BinarySketch().update(y, p, sample_weight=np.full(2000, 3.0)).ci("roc_auc")
+    b = streameval.BinarySketch().update(y, p, sample_weight=np.full(2000, 1 / 2000)).ci("roc_auc")
+    assert (a.ci_lower, a.ci_upper) == pytest.approx((b.ci_lower, b.ci_upper), rel=1e-9)
+
+
+def test_absorb_and_unweighted_chunks_keep_the_squared_weights() -> None:
+    rng = np.random.default_rng(5)
+    y = (rng.random(400) < 0.5).astype(int)
+    p = rng.random(400)
+    w = rng.exponential(1.0, 400)
+    a = streameval.BinarySketch().update(y[:200], p[:200])
+    b = streameval.BinarySketch().update(y[200:], p[200:], sample_weight=w[200:])
+    merged = streameval.merge([a, b])
+    a._absorb(b)
+    assert a.counters["weight_sq_pos"] == pytest.approx(merged.counters["weight_sq_pos"], rel=1e-12)
+    # an unweighted chunk after a weighted one counts its rows with w = 1
+    c = streameval.BinarySketch().update(y[200:], p[200:], sample_weight=w[200:]).update(y[:200], p[:200])
+    assert c.counters["weight_sq_pos"] == pytest.approx(merged.counters["weight_sq_pos"], rel=1e-12)
+    assert streameval.BinarySketch.from_bytes(c.to_bytes()) == c
+    assert int.from_bytes(c.to_bytes()[8:10], "little") == 1  # the weight_sq key keeps version 1
+
+
+def test_corrupt_squared_weights_are_refused() -> None:
+    import json
+    import struct
+    import zlib
+
+    from streameval.errors import SketchFormatError
+
+    rng = np.random.default_rng(6)
+    y = (rng.random(300) < 0.5).astype(int)
+    s = streameval.BinarySketch().update(y, rng.random(300), sample_weight=rng.exponential(1.0, 300))
+    data = s.to_bytes(compress=False)
+    hlen = struct.unpack_from("<I", data, 12)[0]
+    header = json.loads(data[16:16 + hlen])
+    for bad in ([1e-9, 1e-9], [1.0, -1.0], [1.0], "x"):
+        header["weight_sq"] = bad
+        hb = json.dumps(header, sort_keys=True, separators=(",", ":")).encode()
+        body = data[:12] + struct.pack("<I", len(hb)) + hb + data[16 + hlen:-4]
+        with pytest.raises(SketchFormatError, match="weight_sq"):
+            streameval.BinarySketch.from_bytes(body + struct.pack("<I", zlib.crc32(body)))

@@ -50,13 +50,27 @@ def compare_cmd(
             sys.stdout.write(json.dumps({"first": str(first), "second": str(second), "metric": metric,
                                          **c.to_dict()}, indent=2, default=str) + "\n")
         else:
-            verdict = "differ" if c.p_value.upper < 1 - level else "do not differ significantly"
             typer.echo(f"{metric}: {first} vs {second}: {c}")
-            typer.echo(f"verdict: the two samples {verdict} at the {100 * (1 - level):g}% level")
+            typer.echo(f"verdict: {verdict(c)}")
         if significant:
             raise typer.Exit(EXIT_ALERT)
 
     _run(body)
+
+
+def verdict(c: Any) -> str:
+    """One of: undefined, significant, not significant, or undecided at the grid's resolution."""
+    import math
+
+    alpha = 1.0 - c.level
+    if math.isnan(c.p_value.value):
+        return "the test is undefined for these sketches (see the warnings): no verdict"
+    if c.p_value.upper < alpha:
+        return f"the two samples differ at the {100 * alpha:g}% level (p={c.p_value.upper:.3g})"
+    if c.p_value.lower >= alpha:
+        return f"the two samples do not differ significantly at the {100 * alpha:g}% level (p={c.p_value.lower:.3g})"
+    return (f"undecided at this grid's resolution: p lies in [{c.p_value.lower:.3g}, {c.p_value.upper:.3g}] around "
+            f"{alpha:g}; a finer --grid settles it")
 
 
 def run_paired(sources: list[str], scores: list[str], options: dict[str, Any], fmt: Format,

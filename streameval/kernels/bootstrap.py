@@ -12,8 +12,8 @@ and replicate histograms merge exactly like the sketch's own bins.
   :func:`string_hashes`; SplitMix64's finaliser, Steele, Lea & Flood 2014).
 - The replicate weight is ``k = #{j : u >= T_j}`` where ``u`` is a 32-bit hash of the row key and
   ``r`` (MurmurHash3's 32-bit finaliser) and ``T_j = round(2**32 * P(K <= j - 1))`` for
-  ``j = 1..12``: Poisson(1) up to the 2**-32 resolution of ``u`` (the tail beyond 12, probability
-  1.7e-10, is folded into 12). The loop over replicates is branch-free 32-bit integer arithmetic,
+  ``j = 1..12``: Poisson(1) up to the 2**-32 resolution of ``u`` (the tail beyond 12,
+  ``P(K >= 13) = 6.4e-11``, is folded into 12). The loop over replicates is branch-free 32-bit integer arithmetic,
   so LLVM vectorises it.
 - Replicate weights are kept per occupied bin only: ``index[bin]`` points to a row of ``table``
   (shape ``(capacity, 2, R)``, float64: class, replicate), allocated on the bin's first row

@@ -250,8 +250,11 @@ class BinarySketch(BinaryMetrics):
             skipped = np.isnan(scores) if nan_policy == "skip" else None
             weights = clean_weights(as_1d_array(sample_weight, "sample_weight"), s.shape[0], offset, skipped)
             n_zero = int(np.count_nonzero(weights == 0))
-            with np.errstate(over="ignore"):
+            with np.errstate(over="ignore", under="ignore"):
                 w2 = np.bincount(labels, weights=np.where(np.isnan(scores), 0.0, weights) ** 2, minlength=2)
+            positive = weights[weights > 0]
+            if positive.size and (positive.min() < 1e-150 or positive.max() > 1e150):
+                w2 = np.array([np.inf, np.inf])  # squares under- or overflow: Kish unknown from here on
         else:
             weights = np.empty(0, dtype=np.float64)
             n_zero = 0
@@ -272,7 +275,9 @@ class BinarySketch(BinaryMetrics):
         c["n_rows"] += int(s.shape[0])
         c["n_zero_weight"] += n_zero
         c["weighted"] = bool(c["weighted"] or weighted)
-        if weighted and "weight_sq_pos" in c:
+        if "weight_sq_pos" in c:  # an unweighted chunk of a weighted sketch: w = 1, w**2 = 1 per binned row
+            if not weighted:
+                w2 = np.bincount(labels[~np.isnan(scores)], minlength=2).astype(np.float64)
             _add_weight_sq(c, float(w2[0]), float(w2[1]))
         return self
 
@@ -335,6 +340,9 @@ class BinarySketch(BinaryMetrics):
         if other.grid != self.grid:
             raise IncompatibleGridError(f"cannot absorb a sketch on {other.grid.describe()} into {self.grid.describe()}")
         _merge_labels(self._labels, other._labels)
+        if (self.replicates is None) != (other.replicates is None):
+            raise InputError(_MIXED_REPLICATES)
+        sq = _merged_weight_sq([_weight_sq_parts(self), _weight_sq_parts(other)])  # before the states join
         dense = self._densify()
         if other._dense is not None:
             self._aux += [other._dense, *other._aux]
@@ -343,9 +351,6 @@ class BinarySketch(BinaryMetrics):
         other._dense, other._aux = None, []
         if self.replicates is not None and other.replicates is not None:
             self.replicates = Replicates.merged([self.replicates, other.replicates])
-        elif (self.replicates is None) != (other.replicates is None):
-            raise InputError(_MIXED_REPLICATES)
-        sq = _merged_weight_sq([_weight_sq_parts(self), _weight_sq_parts(other)])
         for name in (*_INT_COUNTERS, *_FLOAT_COUNTERS):
             self.counters[name] += other.counters[name]
         self.counters["weighted"] = bool(self.counters["weighted"] or other.counters["weighted"])

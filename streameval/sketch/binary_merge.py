@@ -18,6 +18,7 @@ from ..errors import IncompatibleGridError, InputError, InputTypeError
 from ..grid import coarsening_map
 from ..inputs import LabelEncoder
 from ..kernels import binary as kernels
+from ..kernels.binary import W
 from . import io, provenance
 from .bootstrap import Replicates
 
@@ -133,13 +134,14 @@ def weight_sq_parts(s: "BinarySketch", values: np.ndarray | None = None) -> tupl
         c = s.counters
         return (c["weight_sq_neg"], c["weight_sq_pos"]) if "weight_sq_pos" in c else None
     v = s._compact()[1] if values is None else values
-    return float(v[:, 0, 0].sum()), float(v[:, 1, 0].sum())  # unit weights: the counts
+    return float(v[:, 0, W].sum()), float(v[:, 1, W].sum())  # unit weights: the counts
 
 
 def merged_weight_sq(parts: list[tuple[float, float] | None]) -> tuple[float, float] | None:
     if any(p is None for p in parts):
         return None
-    return sum(p[0] for p in parts if p), sum(p[1] for p in parts if p)
+    known = [p for p in parts if p is not None]
+    return sum(p[0] for p in known), sum(p[1] for p in known)
 
 
 def set_weight_sq(counters: dict[str, Any], sq: tuple[float, float] | None) -> None:

@@ -183,7 +183,9 @@ class BinaryMetrics(BinaryCurves):
         -------
         streameval.stats.ConfidenceInterval
             The estimate with its binning bounds and the interval; with binning the interval is
-            widened to contain the one the exact rows give. Weights are read as frequency weights.
+            widened to contain the one the exact rows give. Weights are read as frequency weights,
+            or with Kish's effective sample size when the sketch kept the squared weights (every
+            weighted sketch built by this version); the method then says ``Kish n_eff``.
 
         Raises
         ------

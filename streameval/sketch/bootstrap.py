@@ -8,11 +8,11 @@ any metric computed on the ``R`` replicates gives its bootstrap distribution
 (:func:`streameval.stats.bootstrap.bootstrap_ci`).
 
 Row keys: with ``row_id`` the key is the identifier, so the same row gets the same weights in any
-shard, thread, order or rerun, and sketches of disjoint shards merge into exactly the replicates
-one pass over all rows gives. Without ``row_id`` the key is the row's position in the sketch's
-stream: reruns of the same input in the same order give the same replicates, but two shards with
-the same seed give their first rows the same weights (``merge`` warns; give shards distinct seeds
-or a ``row_id``).
+shard, thread, order or rerun, and sketches of disjoint shards merge into the replicates one pass
+over all rows gives (exactly for unweighted rows; weighted sums up to rounding). Without
+``row_id`` the key is the row's position in the sketch's stream: reruns of the same input in the
+same order give the same replicates, but two shards give their first rows the same weights, which
+correlates the shards' resamples (``merge`` warns; use a ``row_id`` for sharded work).
 
 Replicates keep no min/max or score sums of their own: a replicate's cell holds a subset of the
 sketch's cell's rows, so the sketch's min/max bound it, and every binning bound computed on a
@@ -83,6 +83,8 @@ def row_keys(row_id: Any, n: int, seed: int, offset: int) -> npt.NDArray[np.uint
         arr = pa.array(values.tolist())
     if isinstance(arr, pa.ChunkedArray):
         arr = arr.combine_chunks()
+    if pa.types.is_dictionary(arr.type):  # Parquet dictionary columns, categoricals
+        arr = arr.dictionary_decode()
     if len(arr) != n:
         raise InputError(f"row_id has {len(arr)} rows but the chunk has {n}")
     if arr.null_count:
@@ -90,13 +92,11 @@ def row_keys(row_id: Any, n: int, seed: int, offset: int) -> npt.NDArray[np.uint
         raise InputError(f"row_id is null in {arr.null_count} row(s), first at row {offset + first}; every row needs an id")
     t = arr.type
     if pa.types.is_integer(t) or pa.types.is_boolean(t):
-        ints = np.asarray(arr.cast(pa.int64())).view(np.uint64)
+        # the bits as int64 (uint64 ids above 2**63 wrap, as NumPy's astype does): one key per value
+        ints = np.asarray(arr.cast(pa.int64(), safe=False)).view(np.uint64)
         return kb.row_hashes(ints, seed)  # type: ignore[no-any-return]
     if pa.types.is_string(t) or pa.types.is_binary(t) or pa.types.is_large_string(t) or pa.types.is_large_binary(t):
-        if pa.types.is_string(t) or pa.types.is_binary(t):
-            arr = arr.cast(pa.large_binary())
-        else:
-            arr = arr.cast(pa.large_binary())
+        arr = arr.cast(pa.large_binary())
         _, offsets_buf, data_buf = arr.buffers()
         offsets = np.frombuffer(offsets_buf, dtype=np.int64, count=len(arr) + 1 + arr.offset)[arr.offset:]
         data = np.frombuffer(data_buf, dtype=np.uint8) if data_buf is not None else np.zeros(1, np.uint8)
@@ -225,9 +225,9 @@ class Replicates:
                 raise InputError(f"cannot merge: {why}")
         if keyed == "position" and sum(1 for s in sets if s.keys.size or s._index is not None) > 1:
             warnings.warn(
-                "merging position-keyed bootstrap replicates built with the same seed: the shards' first rows "
-                "share their replicate weights, which understates the variance; pass row_id= (or give each "
-                "shard its own seed and compare with care)",
+                "merging bootstrap replicates keyed by stream position: the shards' first rows share their "
+                "replicate weights, so the shards' resamples are correlated and the bootstrap intervals are "
+                "off; build sharded sketches with row_id= (--row-id) so every row has its own weights",
                 CorrelatedReplicatesWarning,
                 stacklevel=3,
             )

@@ -110,15 +110,19 @@ def merge_files(paths: Sequence[str | os.PathLike[str]], *, strict: bool = False
     from .multiclass import MulticlassSketch
 
     files = expand_sketch_paths(paths)
+    if not files:
+        raise UsageError("nothing to merge: give sketch files, folders or globs")
     loaded = iter_loaded(files, threads)
     first = next(loaded)
     if isinstance(first, MulticlassSketch):
         from .multiclass_state import merge_multiclass
 
-        rest = list(loaded)
-        if not all(isinstance(x, MulticlassSketch) for x in rest):
-            raise UsageError("cannot merge binary and multiclass sketches together")
-        return merge_multiclass([first, *rest])
+        acc = first
+        for s in loaded:  # folded one at a time, like binary sketches
+            if not isinstance(s, MulticlassSketch):
+                raise UsageError("cannot merge binary and multiclass sketches together")
+            acc = merge_multiclass([acc, s])
+        return acc
 
     def binary_only() -> Iterator[BinarySketch]:
         yield first

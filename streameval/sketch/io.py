@@ -68,7 +68,10 @@ _MAX_INT_DIGITS = 24  # integers in a header: counters < 2**63 need 19 digits, g
 INT_COUNTERS = ("n_rows", "n_nan", "n_zero_weight", "n_outside")
 FLOAT_COUNTERS = ("prob_weight", "brier_sum", "log_loss_sum")
 WEIGHT_SQ_COUNTERS = ("weight_sq_neg", "weight_sq_pos")
-"""Sums of squared weights per class (Kish's effective size): weighted sketches, format version 2."""
+"""Sums of squared weights per class (Kish's effective size) of weighted sketches: kept in
+``counters`` in memory, written as the optional top-level header key ``weight_sq`` (``[neg,
+pos]``), which readers that do not know it ignore (they read the weights as frequency weights),
+so weighted sketches stay version 1."""
 
 __all__ = [
     "SketchParts",
@@ -216,12 +219,12 @@ def encode(parts: SketchParts, compress: bool = True) -> bytes:
         "sketch": parts.kind,
         "grid": parts.grid.spec(),
         "n_bins": k,
-        "counters": parts.counters,
+        "counters": {k: v for k, v in parts.counters.items() if k not in WEIGHT_SQ_COUNTERS},
         "meta": parts.meta,
     }
+    if all(name in parts.counters for name in WEIGHT_SQ_COUNTERS):
+        header["weight_sq"] = [parts.counters[name] for name in WEIGHT_SQ_COUNTERS]
     version, extra = BASE_VERSION, b""
-    if any(name in parts.counters for name in WEIGHT_SQ_COUNTERS):
-        version = 2
     if parts.replicates is not None:
         from .io_bootstrap import encode_replicates
 
@@ -456,7 +459,7 @@ def _counters(raw: Any, source: str | None) -> dict[str, Any]:
     """Every counter present with its type: int counters in [0, 2**63), float ones finite, >= 0."""
     if not isinstance(raw, dict):
         raise _fail(f"bad header field counters={raw!r}: must be a JSON object", source)
-    unknown = sorted(set(raw) - {*INT_COUNTERS, *FLOAT_COUNTERS, *WEIGHT_SQ_COUNTERS, "weighted"})
+    unknown = sorted(set(raw) - {*INT_COUNTERS, *FLOAT_COUNTERS, "weighted"})
     if unknown:
         raise _fail(f"unknown counter {unknown[0]!r} in the header (a newer format?)", source)
     out: dict[str, Any] = {}
@@ -474,15 +477,17 @@ def _counters(raw: Any, source: str | None) -> dict[str, Any]:
     if not isinstance(weighted, bool):
         raise _fail(f"counter 'weighted' has bad value {weighted!r}: need true or false", source)
     out["weighted"] = weighted
-    present = [name for name in WEIGHT_SQ_COUNTERS if name in raw]
-    if present and (len(present) != len(WEIGHT_SQ_COUNTERS) or not weighted):
-        raise _fail("counters weight_sq_neg and weight_sq_pos go together, in weighted sketches only", source)
-    for name in present:
-        value = raw[name]
-        if not _is_number(value) or not 0 <= value < math.inf:
-            raise _fail(f"counter {name!r} has bad value {value!r}: need a finite number >= 0", source)
-        out[name] = float(value)
     return out
+
+
+def _weight_sq(raw: Any, counters: dict[str, Any], source: str | None) -> None:
+    """The optional header key ``weight_sq`` (``[neg, pos]``) into ``counters`` (§10)."""
+    ok = isinstance(raw, list) and len(raw) == 2 and all(_is_number(v) and 0 <= v < math.inf for v in raw)
+    if not ok:
+        raise _fail(f"bad header field weight_sq={raw!r}: need [negative, positive] finite numbers >= 0", source)
+    if not counters["weighted"]:
+        raise _fail("header field weight_sq belongs to weighted sketches only (counter 'weighted' is false)", source)
+    counters.update(zip(WEIGHT_SQ_COUNTERS, (float(v) for v in raw), strict=True))
 
 
 def _label_ok(value: Any) -> bool:
@@ -590,8 +595,8 @@ def decode(data: bytes | bytearray | memoryview, source: str | None = None) -> S
         if version < 2:
             raise _fail("header field 'bootstrap' needs format version 2, the file says 1", source)
         boot = check_bootstrap_header(header["bootstrap"], k, source)
-    if version < 2 and any(name in counters for name in WEIGHT_SQ_COUNTERS):
-        raise _fail("counters weight_sq_neg/weight_sq_pos need format version 2, the file says 1", source)
+    if "weight_sq" in header:
+        _weight_sq(header["weight_sq"], counters, source)
     extra = 0 if boot is None else boot.nbytes
 
     need = k * BIN_BYTES + extra
@@ -614,7 +619,7 @@ def decode(data: bytes | bytearray | memoryview, source: str | None = None) -> S
     if boot is not None:
         from .io_bootstrap import decode_replicates
 
-        replicates = decode_replicates(boot, rest, grid, keys, values, source)
+        replicates = decode_replicates(boot, rest, grid, keys, values, source, bool(counters["weighted"]))
     return SketchParts(kind, grid, keys, values, counters, meta, replicates)
 
 

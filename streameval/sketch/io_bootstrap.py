@@ -85,7 +85,7 @@ def check_bootstrap_header(raw: Any, k: int, source: str | None) -> BootstrapHea
 
 def decode_replicates(
     head: BootstrapHeader, raw: bytes | memoryview, grid: Grid, keys: np.ndarray, values: np.ndarray,
-    source: str | None,
+    source: str | None, weighted: bool = True,
 ) -> Replicates:
     """Parse and check the replicate section against the sketch's own bins.
 
@@ -112,6 +112,15 @@ def decode_replicates(
         raise _fail("a bootstrap cell has weight where the sketch's cell is empty", source)
     if kb and not float(weights.sum(axis=(0, 1)).max()) <= 12.0 * MAX_TOTAL_WEIGHT:
         raise _fail("a bootstrap replicate's total weight exceeds the limit", source)
+    if kb and head.keyed is None:
+        raise _fail("bootstrap.keyed is null but the section holds bins: say row_id or position", source)
+    # A row weighs at most 12 in a replicate (the Poisson weights are capped there), so a replicate
+    # cell is at most 12 times the sketch's cell; unweighted rows give whole numbers.
+    cell = values[at][:, :, W][:, :, None]
+    if kb and np.any(weights > 12.0 * cell * (1 + 1e-9)):
+        raise _fail("a bootstrap cell weighs more than 12 times the sketch's cell", source)
+    if kb and not weighted and np.any(weights != np.floor(weights)):
+        raise _fail("a bootstrap weight of an unweighted sketch is not a whole number", source)
     rep = Replicates(R, head.seed, head.keyed)
     rep.keys, rep.weights = rkeys, weights
     return rep

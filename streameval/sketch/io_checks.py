@@ -227,9 +227,6 @@ def check_consistency(values: np.ndarray, c: dict[str, Any], source: str | None)
             f"exceeds {MAX_TOTAL_WEIGHT:g}: sums of such weights overflow float64",
             source,
         )
-    for k, name in enumerate(("weight_sq_neg", "weight_sq_pos")):  # 0 <= sum w**2 <= (sum w)**2
-        if name in c and not c[name] <= float(totals[k]) ** 2 * (1 + REL_TOL) + 1e-300:
-            raise fail(f"counter {name}={c[name]!r} exceeds the square of the class's weight {float(totals[k])!r}", source)
     n_rows, n_nan, n_zero = c["n_rows"], c["n_nan"], c["n_zero_weight"]
     for name in ("n_nan", "n_zero_weight", "n_outside"):
         if c[name] > n_rows:
@@ -241,6 +238,17 @@ def check_consistency(values: np.ndarray, c: dict[str, Any], source: str | None)
             f"binned rows (n_rows={n_rows}, n_nan={n_nan}, n_zero_weight={n_zero})",
             source,
         )
+    for k, name in enumerate(("weight_sq_neg", "weight_sq_pos")):
+        # Cauchy-Schwarz over the class's n <= binned_max rows: W**2 / n <= sum w**2 <= W**2.
+        if name in c:
+            sq, top = c[name], float(totals[k]) ** 2
+            low = top / max(binned_max, 1) * (1 - REL_TOL)
+            if not (low <= sq <= top * (1 + REL_TOL) + 1e-300) or (top > 0 and sq <= 0):
+                raise fail(
+                    f"header field weight_sq: {name}={sq!r} is outside [{low!r}, {top!r}], the range the class's "
+                    f"weight {float(totals[k])!r} over at most {binned_max} rows allows",
+                    source,
+                )
     if c["n_outside"] > binned_max:
         raise fail(f"counters are inconsistent: n_outside={c['n_outside']} exceeds the {binned_max} binned rows", source)
     total = grand

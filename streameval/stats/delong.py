@@ -259,14 +259,18 @@ def _variance_upper(t: BinTable, kish: tuple[float, float] | None = None) -> tup
     return sp / ((P * kp - 1) * P) + sn / ((N * kn - 1) * N), bool(rp and rn)
 
 
-def _too_few(t: BinTable, what: str) -> bool:
-    if t.P > 1 and t.N > 1:
+def _too_few(t: BinTable, what: str, kish: tuple[float, float] | None = None) -> bool:
+    """Warn and return True when a class is absent, or its (effective) size is at most 1."""
+    kp, kn = (1.0, 1.0) if kish is None else kish
+    if t.P * kp > 1 and t.N * kn > 1:
         return False
     if t.P > 0 and t.N > 0:
-        msg = (
-            f"{what} needs more than one row of each class ({t.P:g} positive, {t.N:g} negative "
-            "weight; weights are read as frequency counts); returning NaN"
-        )
+        if kish is None:
+            sizes = f"{t.P:g} positive, {t.N:g} negative weight; weights are read as frequency counts"
+        else:
+            sizes = (f"Kish's effective sizes {t.P * kp:g} positive and {t.N * kn:g} negative, from the weights "
+                     "and their squares")
+        msg = f"{what} needs more than one row of each class ({sizes}); returning NaN"
     else:
         msg = (
             f"only one class is present ({t.P:g} positive, {t.N:g} negative weight); {what} is "
@@ -471,7 +475,7 @@ def roc_auc_ci(t: BinTable, level: float = 0.95, method: str = "delong",
     if method not in _METHODS:
         raise UsageError(f"unknown method {method!r}; expected one of {sorted(_METHODS)}")
     name = _METHODS[method] + (", Kish n_eff" if kish is not None else "")
-    if _too_few(t, f"the {name} interval of the ROC AUC"):
+    if _too_few(t, f"the {name} interval of the ROC AUC", kish):
         est = roc_auc(t) if t.P > 0 and t.N > 0 else NAN
         return ConfidenceInterval(est, math.nan, math.nan, level, name, widened=False)
     z = normal_quantile(level)

@@ -8,9 +8,10 @@ accuracy). When the threshold cuts a bin, the counts there are only known to lie
 reported interval is then the union of the intervals over that box, so it contains the interval
 the exact counts would give.
 
-Weights are frequency weights: weighted counts stand for row counts (a row of weight 3 counts as
-three rows). Non-integer counts are accepted (the three intervals extend continuously), but with
-importance or survey weights the intervals are not meaningful.
+Weights are frequency weights unless ``kish=`` is given: weighted counts stand for row counts (a
+row of weight 3 counts as three rows), and non-integer counts are accepted (the three intervals
+extend continuously). For importance or survey weights pass ``kish=``: each class's rows then count
+at Kish's effective size (see :func:`rate_cis`), which sketches keep the squared weights for.
 
 References
 ----------

@@ -59,7 +59,7 @@ def build() -> dict[str, BinarySketch]:
 
 
 def build_v2() -> dict[str, BinarySketch]:
-    """The golden sketches of format version 2: bootstrap replicates, Kish's squared weights."""
+    """The golden sketches of format version 2: bootstrap replicates."""
     out: dict[str, BinarySketch] = {}
     y, u = _data(64, 3, 23)
     ids = np.arange(64, dtype=np.int64) * 37 + 5
@@ -67,10 +67,15 @@ def build_v2() -> dict[str, BinarySketch]:
     sk.update(y[:40], u[:40] * 0.9 + 0.05 * y[:40], row_id=ids[:40])
     sk.update(y[40:], u[40:] * 0.9 + 0.05 * y[40:], row_id=ids[40:])
     out["bootstrap"] = sk
+    return out
+
+
+def build_v1_kish() -> dict[str, BinarySketch]:
+    """A version-1 golden sketch written after version 1 was released: the header key ``weight_sq``
+    (Kish's squared weights), which older readers ignore."""
     y, u = _data(50, 6, 19)
     w = 0.5 + (np.arange(50) % 4) * 0.75
-    out["weighted"] = BinarySketch(LinearGrid(0, 1, 40)).update(y, u, w)
-    return out
+    return {"weighted-kish": BinarySketch(LinearGrid(0, 1, 40)).update(y, u, w)}
 
 
 def path_for(name: str, version: int = VERSION) -> pathlib.Path:
@@ -87,14 +92,14 @@ def main() -> None:
             continue
         path.write_bytes(sketch.to_bytes())
         print(f"wrote {path.name}: {path.stat().st_size} bytes")
-    for name, sketch in build_v2().items():
-        path = path_for(name, 2)
-        if path.exists():
-            print(f"keeping existing {path.name} (golden files never change)")
-            continue
-        path.write_bytes(sketch.to_bytes())
-        print(f"wrote {path.name}: {path.stat().st_size} bytes")
-
+    for version, built in ((2, build_v2()), (1, build_v1_kish())):
+        for name, sketch in built.items():
+            path = path_for(name, version)
+            if path.exists():
+                print(f"keeping existing {path.name} (golden files never change)")
+                continue
+            path.write_bytes(sketch.to_bytes())
+            print(f"wrote {path.name}: {path.stat().st_size} bytes")
 
 if __name__ == "__main__":
     main()
