@@ -42,6 +42,7 @@ from ..kernels.multiclass_dense import row_stats
 from ..metrics.table import BinTable
 from . import multiclass_state as ms
 from .binary import SMALL_CHUNK_ROWS, BinarySketch, cpu_count
+from .multiclass_bootstrap import MulticlassReplicates
 from .multiclass_inputs import learn_classes, plain, validate_chunk
 from .multiclass_metrics import MulticlassMetrics
 from .multiclass_state import COLUMN_COUNTERS as _COLUMNS
@@ -76,6 +77,14 @@ class MulticlassSketch(MulticlassMetrics):
         Threads that bin a large chunk (default: the CPUs available): its columns are shared
         among them, each column's cells filled by one thread, so the result does not depend on
         the number.
+    bootstrap : int, optional
+        Keep this many Poisson-bootstrap replicates (2 to 10,000) of the confusion matrix and of
+        each class's one-vs-rest histogram, for :meth:`ci` and ``one_vs_rest(label).ci(...,
+        method="bootstrap")``; pass ``row_id=`` to :meth:`update` so that shards and reruns give
+        the same replicates (:mod:`streameval.sketch.multiclass_bootstrap`). Costs ``8 R K^2``
+        bytes plus ``16 R`` bytes per occupied one-vs-rest bin.
+    seed : int, default 0
+        Seed of the bootstrap weights.
 
     Examples
     --------
@@ -96,6 +105,8 @@ class MulticlassSketch(MulticlassMetrics):
         pair_grid: Grid | str | None = "auto",
         max_classes: int = DEFAULT_MAX_CLASSES,
         threads: int | None = None,
+        bootstrap: int | None = None,
+        seed: int = 0,
     ) -> None:
         grid = DEFAULT_GRID if grid is None else grid
         if not isinstance(grid, Grid):
@@ -120,6 +131,7 @@ class MulticlassSketch(MulticlassMetrics):
         self.threads = threads
         self._tables: ms.Shards | None = None
         self._cache: dict[Any, Any] = {}
+        self.replicates: MulticlassReplicates | None = None if bootstrap is None else MulticlassReplicates(bootstrap, seed)
         if classes is not None:
             self._set_classes(learn_classes(None, classes, None, self.max_classes, given=True))
 
@@ -139,6 +151,8 @@ class MulticlassSketch(MulticlassMetrics):
             self._pair_values = mk.empty_cells(0)
             req = self._pair_request
             self.pair_grid = auto_pair_grid(self.grid, k) if req == "auto" else req if isinstance(req, Grid) else None
+            if self.replicates is not None:
+                self.replicates.resize(np.empty(0, dtype=np.int64), k, False)
         elif k != old.shape[0]:  # labels mode learned new labels: re-index the counts
             at = np.searchsorted(classes, old)
             conf = np.zeros((k, k))
@@ -148,6 +162,8 @@ class MulticlassSketch(MulticlassMetrics):
                 col = np.zeros(k)
                 col[at] = self.counters[name]
                 self.counters[name] = col
+            if self.replicates is not None:
+                self.replicates.resize(at, k, False)
         self._cache.clear()
 
     @property
@@ -191,7 +207,7 @@ class MulticlassSketch(MulticlassMetrics):
 
     # -- update ------------------------------------------------------------------------------
     def update(
-        self, y_true: Any, y_score: Any = None, *, y_pred: Any = None, sample_weight: Any = None
+        self, y_true: Any, y_score: Any = None, *, y_pred: Any = None, sample_weight: Any = None, row_id: Any = None
     ) -> "MulticlassSketch":
         """Add a chunk of rows.
 
@@ -208,6 +224,9 @@ class MulticlassSketch(MulticlassMetrics):
             they replace the argmax for the label metrics.
         sample_weight : array-like of shape (n,), optional
             Finite weights >= 0; zero-weight rows are counted but not binned.
+        row_id : array-like of shape (n,), optional
+            Row identifiers (integers or strings, no nulls) that key the bootstrap replicates'
+            weights; only with ``bootstrap=``. Without it rows are keyed by stream position.
 
         Returns
         -------
@@ -220,7 +239,9 @@ class MulticlassSketch(MulticlassMetrics):
             No ``y_score`` nor ``y_pred``; lengths that differ; a label not in ``classes``; null
             labels; NaN, null or infinite scores; rows of the wrong width; fewer than 2 or more than
             ``max_classes`` classes; negative or non-finite weights; a chunk whose kind (scores or
-            predictions only) differs from the earlier ones. The message names the argument, the
+            predictions only) differs from the earlier ones; ``row_id`` without ``bootstrap=``,
+            of the wrong length, with nulls, or given to a sketch keyed by position (or missing
+            from one keyed by row id). The message names the argument, the
             first bad row (counted from the start of the stream) and its value. The sketch is
             then unchanged.
         """
@@ -240,10 +261,19 @@ class MulticlassSketch(MulticlassMetrics):
         scores, labels, preds, weights, classes = validate_chunk(
             y, y_score, y_pred, sample_weight, self._classes, learn, self.max_classes, offset
         )
+        keys = None
+        if self.replicates is not None:
+            keys = self.replicates.row_keys(row_id, n, offset)
+        elif row_id is not None:
+            raise InputError("row_id keys the bootstrap replicates: build the sketch with bootstrap=R to use it")
         # Everything is valid: commit.
         if self._classes is None or classes.shape[0] != self._classes.shape[0]:
             self._set_classes(classes)
         self.mode, self.prediction = mode, source
+        if self.replicates is not None and keys is not None:
+            self.replicates.resize(np.arange(self.n_classes), self.n_classes, mode == "scores")
+            threads = self.threads if self.threads is not None else cpu_count()
+            self.replicates.add(self.grid, scores, labels, preds, weights, keys, row_id is not None, ms._run, threads)
         if scores is not None:
             self._add_scores(scores, labels, preds, weights)
         else:
@@ -343,6 +373,7 @@ class MulticlassSketch(MulticlassMetrics):
             "ovr_values": self._ovr_values if self._classes is not None else kernels.empty_values(0),
             "pair_keys": self._pair_keys if self._classes is not None else np.empty(0, dtype=np.int64),
             "pair_values": self._pair_values if self._classes is not None else mk.empty_cells(0),
+            "replicates": self.replicates,
         }
 
     def _pair_spec(self) -> dict[str, Any] | None:
@@ -378,6 +409,7 @@ class MulticlassSketch(MulticlassMetrics):
                 setattr(out, name, v[name])
             out.counters.update(v["counters"])
             out._ovr_keys, out._ovr_values, out._pair_keys, out._pair_values = v["cells"]
+        out.replicates = parts.get("replicates")
         return out
 
     # -- files -------------------------------------------------------------------------------
@@ -434,7 +466,8 @@ class MulticlassSketch(MulticlassMetrics):
     def nbytes(self) -> int:
         """Bytes of the compact state (histograms, confusion, ranks, per-class counters)."""
         p = self._parts()
-        return int(sum(v.nbytes for v in p.values() if isinstance(v, np.ndarray))) + 40 * self.n_classes
+        boot = 0 if self.replicates is None else self.replicates.nbytes
+        return int(sum(v.nbytes for v in p.values() if isinstance(v, np.ndarray))) + 40 * self.n_classes + boot
 
     # -- binary views --------------------------------------------------------------------------
     def _index(self, label: Any) -> int:
@@ -466,11 +499,14 @@ class MulticlassSketch(MulticlassMetrics):
         self._need_scores("one_vs_rest")
         j = self._index(label)
         c = self.counters
-        return ms.binary_view(
+        view = ms.binary_view(
             self.grid, self._ovr(j), plain(self.classes)[j], n_rows=self.n_rows, n_zero_weight=int(c["n_zero_weight"]),
             n_outside=int(c["col_n_outside"][j]), prob_weight=float(c["col_prob_weight"][j]),
             brier_sum=float(c["col_brier_sum"][j]), log_loss_sum=float(c["col_log_loss_sum"][j]), weighted=bool(c["weighted"]),
         )
+        if self.replicates is not None and self.replicates.ovr:
+            view.replicates = self.replicates.ovr[j].copy()
+        return view
 
     def _pair_layout(self, a: int, b: int) -> tuple[np.ndarray, np.ndarray]:
         if self.pair_grid is None:

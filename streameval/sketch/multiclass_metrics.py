@@ -319,6 +319,40 @@ class MulticlassMetrics:
         pooled = self._table("pooled") if average == "micro" else None
         return mm.average_precision(tables, self.confusion.sum(axis=1), average, pooled)
 
+    def ci(self, metric: str = "accuracy", level: float = 0.95, method: str = "bootstrap", *,
+           average: str | None = "macro", zero_division: Any = "warn") -> Any:
+        """Bootstrap confidence interval of a multiclass metric, from the sketch's Poisson replicates.
+
+        Parameters
+        ----------
+        metric : str, default "accuracy"
+            ``"accuracy"``, ``"balanced_accuracy"``, ``"precision"``, ``"recall"``, ``"f1"``
+            (with ``average``), ``"cohen_kappa"``, ``"matthews_corrcoef"``, or ``"roc_auc"``
+            (one-vs-rest, ``average`` "macro" or "weighted"); scikit-learn's scorer names
+            (``"f1_macro"``, ``"roc_auc_ovr_weighted"``) also work.
+        level : float in (0, 1), default 0.95
+        method : {"bootstrap"}
+            The percentile interval over the replicates (Efron & Tibshirani 1993, ch. 13).
+        average : {"macro", "micro", "weighted"}, default "macro"
+        zero_division : {"warn", 0.0, 1.0, nan}, default "warn"
+
+        Returns
+        -------
+        streameval.stats.ConfidenceInterval
+            See :func:`streameval.sketch.multiclass_ci.multiclass_bootstrap_ci`.
+
+        Raises
+        ------
+        UsageError
+            A method other than "bootstrap", a sketch built without ``bootstrap=R``, an unknown
+            metric or average, a level outside (0, 1).
+        """
+        if method != "bootstrap":
+            raise UsageError(f"multiclass intervals are bootstrap intervals: method must be 'bootstrap', got {method!r}")
+        from .multiclass_ci import multiclass_bootstrap_ci
+
+        return multiclass_bootstrap_ci(self, metric, level, average, zero_division)  # type: ignore[arg-type]
+
     def classification_report(
         self, *, output: str = "text", digits: int = 2, target_names: list[str] | None = None, zero_division: Any = "warn"
     ) -> Any:

@@ -543,6 +543,8 @@ def merge_multiclass(sketches: Iterable["MulticlassSketch"]) -> "MulticlassSketc
             else:
                 raise InputError(f"cannot merge sketches with different classes {plain(classes)} and {plain(s._classes)}")
     if classes is None:
+        boot = next((s.replicates for s in items if s.replicates is not None), None)
+        out.replicates = None if boot is None else type(boot)(boot.n_replicates, boot.seed, boot.keyed)
         return out
     out._set_classes(classes)
     pair_grids = [s.pair_grid for s in full if s.mode == "scores"]
@@ -577,4 +579,7 @@ def merge_multiclass(sketches: Iterable["MulticlassSketch"]) -> "MulticlassSketc
         out._ovr_keys, out._ovr_values = combine(ovr)
     if pairs:
         out._pair_keys, out._pair_values = combine(pairs)
+    from .multiclass_bootstrap import merge_replicates
+
+    out.replicates = merge_replicates(out, full)
     return out
