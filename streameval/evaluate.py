@@ -21,6 +21,7 @@ from .report import Report
 from .sketch.binary import BinarySketch, cpu_count
 from .sources import DEFAULT_BATCH_ROWS, LABEL, SCORE, WEIGHT, Chunk, Source, column_map, open_source
 from .sources.base import numpy_view
+from .sources.textparts import TextRangeError
 
 __all__ = ["evaluate", "sketch_source", "EmptyInputError"]
 
@@ -378,11 +379,14 @@ def sketch_source(
     from .kernels.cache import compile_timer
 
     with progress_callback(progress, src.rows_estimate, src.description) as on_rows, compile_timer() as compiled:
-        if parts is not None and len(parts) > 1:
-            sketch, rows = _consume_parts(parts, _grid(grid), n_threads, columns=columns, pos_label=pos_label,
-                                          nan_policy=nan_policy, on_rows=on_rows, bootstrap=boot)
-            sketch.threads = threads
-        else:
+        try:
+            if parts is not None and len(parts) > 1:
+                sketch, rows = _consume_parts(parts, _grid(grid), n_threads, columns=columns, pos_label=pos_label,
+                                              nan_policy=nan_policy, on_rows=on_rows, bootstrap=boot)
+                sketch.threads = threads
+        except TextRangeError:  # a quoted value holding a line break, or a bad line: read front to back
+            parts = None
+        if parts is None or len(parts) <= 1:
             sketch = BinarySketch(_grid(grid), threads=n_threads, **(boot or {}))
             rows = _consume(src.chunks(), sketch, columns=columns, pos_label=pos_label, nan_policy=nan_policy,
                             on_rows=on_rows, read_ahead=n_threads > 1)

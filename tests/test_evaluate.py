@@ -427,7 +427,44 @@ def test_text_labels_survive_the_reused_range_buffers(tmp_path, small_text_range
     # all chunks held at once (as a reader thread running ahead would hold them): still intact
     from streameval.sources import open_source
 
-    chunks = list(open_source(str(tmp_path / "log.csv"), score="score", label="status").chunks())
+    parts = open_source(str(tmp_path / "log.csv"), score="score", label="status").parts()
+    chunks = [c for part in parts for c in part()]  # every range read on this one thread
     assert len(chunks) > 5
     got = pa.Table.from_batches([c.batch for c in chunks])
     assert got.column("label").to_pylist() == status.tolist() and got.column("score").to_pylist() == score.tolist()
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_quoted_values_holding_line_breaks_are_read_whole(tmp_path, small_text_ranges, threads, monkeypatch):
+    # ranges cut at line ends, some inside a quoted note: detected, and the file read front to back
+    from streameval.sources import textparts
+
+    monkeypatch.setattr(textparts, "TEXT_PART_ROWS", 100)  # ~80 cuts, about half inside quotes
+    rng = np.random.default_rng(41)
+    n = 6000
+    score = np.round(rng.random(n), 4)
+    y = (rng.random(n) < 0.4).astype(int)
+    notes = ['"first line\nsecond, with a comma"' if i % 3 == 0 else '"one line"' for i in range(n)]
+    lines = ["score,note,label"] + [f"{s},{note},{lab}" for s, note, lab in zip(score, notes, y, strict=True)]
+    (tmp_path / "notes.csv").write_text("\n".join(lines) + "\n")
+    from streameval.sources import open_source
+    from streameval.sources.textparts import TextRangeError
+
+    parts = open_source(str(tmp_path / "notes.csv"), score="score", label="label").parts()
+    assert parts is not None and len(parts) > 40
+    with pytest.raises(TextRangeError, match="quoted value"):
+        for part in parts:
+            list(part())
+    r = evaluate(str(tmp_path / "notes.csv"), score="score", label="label", threads=threads)
+    assert r.provenance["rows_read"] == n
+    assert r.metrics["roc_auc"]["value"] == pytest.approx(roc_auc_score(y, score), abs=1e-12)
+
+
+def test_a_bad_line_found_by_a_range_is_reported_by_the_front_to_back_read(tmp_path, small_text_ranges):
+    lines = ["score,label"] + [f"0.{i % 10},{i % 2}" for i in range(250_000)]  # 2 MB: the
+    lines[1 + 210_000] = "0.5,1,extra"  # types come from the first MiB; a field too many later
+    (tmp_path / "bad.csv").write_text("\n".join(lines) + "\n")
+    from streameval.sources import SourceError
+
+    with pytest.raises(SourceError, match=r"bad\.csv: cannot read the file near row .*Expected 2 columns, got 3"):
+        evaluate(str(tmp_path / "bad.csv"), score="score", label="label", threads=2)

@@ -26,13 +26,14 @@ from .base import (
     missing,
     needs_sql,
 )
-from .localfiles import LOCAL_FORMATS, LocalDataset
+from .localfiles import LOCAL_FORMATS, LocalDataset, LocalFile
 from .remote import expand_remote, is_remote, remote_file_id
 from .textparts import (
     TEXT_PART_ROWS,
     Buffers,
     LazyRowChunk,
     TextRange,
+    TextRangeError,
     joined,
     read_csv_range,
     read_json_range,
@@ -339,6 +340,14 @@ def _file_batches(
         typed = {c: types.get(c, dataset.schema.field(c).type) for c in columns}
         yield from joined(_open_csv_file(source, columns, typed, DELIMITERS[fmt]), min(batch_rows, TEXT_PART_ROWS))
         return
+    if fmt == "json" and isinstance(fragment, LocalFile):  # pyarrow's streaming JSON reader
+        import pyarrow as pa
+        import pyarrow.json as pjson
+
+        schema = pa.schema([(c, types.get(c, dataset.schema.field(c).type)) for c in columns])
+        options = pjson.ParseOptions(explicit_schema=schema, unexpected_field_behavior="ignore")
+        yield from joined(pjson.open_json(source, parse_options=options), min(batch_rows, TEXT_PART_ROWS))
+        return
     import pyarrow.dataset as ds
 
     scanner = ds.Scanner.from_fragment(
@@ -403,16 +412,15 @@ def _fragment_chunks(
             row += n
     except (pa.ArrowInvalid, pa.ArrowTypeError, OSError) as exc:
         near = row + (text_range.rows_before() if lazy else 0)  # type: ignore[union-attr]
-        raise SourceError(f"{path}: cannot read the file near row {near} ({exc})") from None
+        error = SourceError if text_range is None else TextRangeError  # a range: retried front to back
+        raise error(f"{path}: cannot read the file near row {near} ({exc})") from None
 
 
 def _scan_files(
     dataset: Any, fmt: str, cols: dict[str, str], batch_rows: int, types: Mapping[str, Any]
 ) -> Iterator[Chunk]:
-    if fmt in TEXT_FORMATS:  # the same ranges as the threaded read, one after the other
-        for part in _text_parts(dataset, fmt, cols, batch_rows, types):
-            yield from part()
-        return
+    # Text files front to back with pyarrow's streaming readers (values holding line breaks
+    # included), not in ranges: see .textparts.
     for fragment in dataset.get_fragments():
         yield from _fragment_chunks(dataset, fragment, fmt, cols, batch_rows, types)
 

@@ -7,8 +7,11 @@ with one positioned read and parsed by pyarrow as one block on the calling threa
 threads parse several ranges at once (as they decode Parquet row groups) and memory stays bounded
 by one range's bytes and its parsed rows per thread, whatever the file size.
 
-Cutting at any line end makes the same assumption as pyarrow's own CSV reader with its default
-``newlines_in_values=False``: no value holds a line break. (NDJSON lines never do.) Row numbers
+A cut at a line end inside a quoted CSV value (one that holds a line break) is detected: such a
+range holds an odd number of quote characters (quotes inside values are doubled), and reading it
+raises :class:`TextRangeError`, as does any range pyarrow cannot parse on its own; the caller
+then reads the source front to back with pyarrow's streaming reader, which handles such values
+and names the real error if there is one. (NDJSON lines never hold a raw line break.) Row numbers
 for error messages are counted lazily, from the line ends before a range, only when an error
 needs one. :func:`joined` regroups the small batches of the streaming readers (gzipped and
 remote text files, which cannot be cut) into batches of a given size.
@@ -20,7 +23,7 @@ import os
 import threading
 from typing import Any, BinaryIO, Callable, Iterable, Iterator, Mapping, Sequence
 
-from .base import Chunk
+from .base import Chunk, SourceError
 
 __all__ = [
     "TEXT_PART_ROWS",
@@ -33,6 +36,7 @@ __all__ = [
     "read_csv_range",
     "read_json_range",
     "LazyRowChunk",
+    "TextRangeError",
     "sliced",
     "joined",
 ]
@@ -47,6 +51,12 @@ MIN_PART_BYTES = 1 << 20
 MAX_PART_BYTES = 1 << 25
 _PROBE = 1 << 16  # bytes read at a cut to find the next line end (longer lines: read more)
 _SAMPLE = 1 << 20  # bytes of the file's start used to estimate the line length
+
+
+class TextRangeError(SourceError):
+    """A range of a text file that cannot be parsed on its own: it cuts a quoted value holding a
+    line break, or pyarrow rejects it. Read the source front to back instead (its error, if any,
+    is the file's)."""
 
 
 class Buffers:
@@ -198,6 +208,8 @@ def read_csv_range(
     data = part.read()
     if not len(data):
         return None
+    if _odd_quotes(data):
+        raise TextRangeError(f"{part.path}: bytes {part.start}-{part.stop} cut a quoted value that holds a line break")
     table = pcsv.read_csv(
         pa.py_buffer(data),
         read_options=pcsv.ReadOptions(column_names=list(names), use_threads=False, block_size=len(data) + 1),
@@ -229,6 +241,13 @@ def read_json_range(part: TextRange, columns: Sequence[str], types: Mapping[str,
         parse_options=pjson.ParseOptions(explicit_schema=schema, unexpected_field_behavior="ignore"),
     )
     return _one_batch(table.select(list(columns)))
+
+
+def _odd_quotes(data: memoryview) -> bool:
+    """True if ``data`` holds an odd number of ``"`` (a cut inside a quoted value; ~0.4 ms a MiB)."""
+    import numpy as np
+
+    return bool(np.count_nonzero(np.frombuffer(data, dtype=np.uint8) == ord('"')) & 1)
 
 
 def _one_batch(table: Any) -> Any:
