@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
+import importlib.util
+import json
+import pathlib
+import struct
 import warnings
+import zlib
 
 import numpy as np
 import pandas as pd
@@ -21,7 +26,7 @@ from test_bootstrap import _reference_weights
 
 import streameval
 from streameval import LinearGrid, MulticlassSketch, ProbabilityGrid
-from streameval.errors import InputError, UsageError
+from streameval.errors import InputError, SketchFormatError, UsageError
 from streameval.sketch.bootstrap import CorrelatedReplicatesWarning
 from streameval.sketch.multiclass import merge_multiclass
 from streameval.stats.bootstrap import replicate_estimates
@@ -261,3 +266,100 @@ def test_one_vs_rest_view_carries_its_replicates() -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         assert view.ci("roc_auc", method="bootstrap").ci_lower == ref.ci("roc_auc", method="bootstrap").ci_lower
+
+
+# -- files ---------------------------------------------------------------------------------------
+GOLDEN = pathlib.Path(__file__).resolve().parent / "golden"
+
+
+def _golden_module():
+    spec = importlib.util.spec_from_file_location("make_golden_multiclass", GOLDEN / "make_golden_multiclass.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+@pytest.mark.parametrize("compress", [True, False])
+def test_round_trip_keeps_replicates_bit_for_bit(compress: bool, tmp_path: pathlib.Path) -> None:
+    y, p = _data(500, 30)
+    ids = np.arange(500)
+    sketches = [
+        MulticlassSketch(grid=GRID, bootstrap=7, seed=1).update(y, p, row_id=ids, sample_weight=(ids % 4) * 0.25),
+        MulticlassSketch(bootstrap=7, seed=1).update(y, y_pred=(y + 1) % K),
+        MulticlassSketch(bootstrap=7, seed=1),
+        MulticlassSketch(classes=[0, 1, 2, 3], bootstrap=7, seed=1, pair_grid=None),
+    ]
+    for s in sketches:
+        data = s.to_bytes(compress=compress)
+        assert struct.unpack_from("<H", data, 8)[0] == 2  # replicates: version 2
+        back = MulticlassSketch.from_bytes(data)
+        assert back == s and back.replicates == s.replicates and back.to_bytes(compress=compress) == data
+    s = sketches[0]
+    s.save(tmp_path / "m.sevsk")
+    back = streameval.load(tmp_path / "m.sevsk")
+    assert back.replicates == s.replicates
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert back.ci("f1").ci_upper == s.ci("f1").ci_upper
+        assert back.ci("roc_auc").ci_lower == s.ci("roc_auc").ci_lower
+    # a sketch without replicates stays version 1, readable by older releases
+    assert struct.unpack_from("<H", MulticlassSketch(grid=GRID).update(y, p).to_bytes(), 8)[0] == 1
+
+
+@pytest.mark.parametrize("name", ["bootstrap", "bootstrap-labels"])
+def test_golden_v2(name: str) -> None:
+    """Never regenerate or edit ``tests/golden/multiclass-v2-*.sevsk``: every release must read them."""
+    mod = _golden_module()
+    built = mod.build_v2()[name]
+    path = mod.path_for(name, 2)
+    data = path.read_bytes()
+    read = streameval.load(path)
+    assert read == built and read.replicates == built.replicates
+    assert read.to_bytes() == data and built.to_bytes() == data
+    assert read.replicates.confusion.sum() > 0 and read.replicates.keyed == "row_id"
+
+
+def _frame(header: dict, payload: bytes, version: int) -> bytes:
+    hbytes = json.dumps(header, sort_keys=True, separators=(",", ":")).encode()
+    body = b"\x89SEVSK\r\n" + struct.pack("<HHI", version, 0, len(hbytes)) + hbytes + struct.pack("<Q", len(payload)) + payload
+    return body + struct.pack("<I", zlib.crc32(body))
+
+
+def _unframe(data: bytes) -> tuple[dict, bytes]:
+    (hlen,) = struct.unpack_from("<I", data, 12)
+    header = json.loads(data[16:16 + hlen])
+    (plen,) = struct.unpack_from("<Q", data, 16 + hlen)
+    return header, data[24 + hlen:24 + hlen + plen]
+
+
+def test_crafted_replicate_sections_are_refused() -> None:
+    y, p = _data(120, 31)
+    s = MulticlassSketch(grid=GRID, bootstrap=3, seed=0).update(y, p, row_id=np.arange(120))
+    header, payload = _unframe(s.to_bytes(compress=False))
+    R = 3
+    conf_at = len(payload) - 8 * R * K * K
+
+    def refused(h: dict, body: bytes, version: int, match: str) -> None:
+        with pytest.raises(SketchFormatError, match=match):
+            MulticlassSketch.from_bytes(_frame(h, body, version))
+
+    assert MulticlassSketch.from_bytes(_frame(header, payload, 2)) == s  # the helpers frame it as written
+    refused(header, payload, 1, "needs format version 2")
+    plain = {k: v for k, v in header.items() if k != "bootstrap"}
+    refused(plain, payload, 2, "needs the header field bootstrap")
+    refused({**header, "bootstrap": {**header["bootstrap"], "n_bins": header["bootstrap"]["n_bins"][:-1]}}, payload, 2, "n_bins")
+    refused({**header, "bootstrap": {**header["bootstrap"], "replicates": 1}}, payload, 2, "replicates")
+    refused({**header, "bootstrap": {**header["bootstrap"], "keyed": "rows"}}, payload, 2, "keyed")
+    conf = np.frombuffer(payload[conf_at:], dtype="<f8").reshape(R, K, K).copy()
+    for value, match in ((-1.0, "finite and >= 0"), (0.5, "whole number"), (1e6, "12 times")):
+        bad = conf.copy()
+        bad[1, 0, 0] = value
+        refused(header, payload[:conf_at] + bad.tobytes(), 2, match)
+    refused(header, payload[:-8], 2, "payload")
+    # a one-vs-rest replicate weight where the sketch's cell is empty
+    col0 = header["bootstrap"]["n_bins"][0]
+    start = len(payload) - 8 * R * K * K - sum(kb * (4 + 16 * R) for kb in header["bootstrap"]["n_bins"])
+    weights = np.frombuffer(payload[start + 4 * col0:start + col0 * (4 + 16 * R)], dtype="<f8").reshape(col0, 2, R).copy()
+    weights[:, :, 0] += 1000.0
+    body = payload[:start + 4 * col0] + weights.tobytes() + payload[start + col0 * (4 + 16 * R):]
+    refused(header, body, 2, "bootstrap")

@@ -4,7 +4,7 @@ Layout (all integers little-endian; specified in ``docs/sketch-format.md``)::
 
     offset  size  field
     0       8     magic  b"\\x89SEVSK\\r\\n"
-    8       2     format version (uint16): 1, or 2 for a binary sketch with bootstrap replicates
+    8       2     format version (uint16): 1, or 2 for a sketch with bootstrap replicates
     10      2     flags (uint16): bit 0 = payload is zlib-compressed; other bits must be 0
     12      4     header length H (uint32), at most 1 MiB
     16      H     header: UTF-8 JSON object (sketch kind, grid spec, bin count, counters, labels)
@@ -576,10 +576,7 @@ def decode(data: bytes | bytearray | memoryview, source: str | None = None) -> S
     if kind == "multiclass":  # its own layout: docs/sketch-format.md §9
         from .io_multiclass import decode_multiclass
 
-        if version != BASE_VERSION:
-            raise _fail(f"a multiclass sketch is format version {BASE_VERSION}, the file says {version}", source)
-
-        return decode_multiclass(header, view[off + 8:end], flags, source)
+        return decode_multiclass(header, view[off + 8:end], flags, source, version)  # 2: with replicates
     if kind != "binary":
         raise _fail(f"unknown sketch kind {kind!r} (this streameval reads 'binary' and 'multiclass')", source)
     grid = _grid(header["grid"], source)

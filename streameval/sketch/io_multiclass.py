@@ -11,6 +11,13 @@ in order (little-endian)::
     n_pairs x 4 float64     pair cells [weight, min, max, sum]
     K x K   float64         confusion (true class, predicted class)
     K x K   float64         ranks (true class, rank of its score)
+
+Version 2 (a sketch with bootstrap replicates; without them the file stays version 1) adds the
+header field ``bootstrap`` ``{"replicates": R, "seed", "keyed", "n_bins": [kb_0, ..., kb_{K-1}]}``
+(an empty list for hard-prediction sketches) and, after the ranks::
+
+    per column j: kb_j x uint32 key deltas, kb_j x 2 x R float64   (the binary replicate section)
+    R x K x K float64                                              confusion replicates
 """
 
 from __future__ import annotations
@@ -25,8 +32,17 @@ import numpy as np
 
 from ..grid import Grid, coarsening_map
 from . import io
+from .bootstrap import Replicates
+from .io_bootstrap import (
+    MAX_REPLICATE_BYTES,
+    BootstrapHeader,
+    check_bootstrap_header,
+    decode_replicates,
+    encode_replicates,
+)
 from .io_checks import MAX_TOTAL_WEIGHT, check_cells
 from .io_checks import fail as _fail
+from .multiclass_bootstrap import MulticlassReplicates
 
 __all__ = ["encode_multiclass", "decode_multiclass", "INT_COUNTERS", "FLOAT_COUNTERS", "COLUMN_COUNTERS"]
 
@@ -83,29 +99,39 @@ def encode_multiclass(parts: dict[str, Any], compress: bool = True) -> bytes:
         "n_pairs": int(pair_keys.shape[0]),
         "counters": counters,
     }
-    try:
-        hbytes = json.dumps(header, sort_keys=True, separators=(",", ":"), allow_nan=False).encode()
-    except (TypeError, ValueError) as exc:
-        raise _fail(f"cannot encode the sketch header ({exc})", None) from None
 
     def arr(value: Any, shape: tuple[int, ...]) -> bytes:
         return np.ascontiguousarray(np.asarray(value, dtype="<f8").reshape(shape)).tobytes()
 
-    payload = b"".join(
-        (
-            np.diff(ovr_keys, prepend=np.int64(0)).astype("<u8").tobytes(),
-            arr(parts["ovr_values"], (ovr_keys.shape[0], 2, 4)),
-            np.diff(pair_keys, prepend=np.int64(0)).astype("<u8").tobytes(),
-            arr(parts["pair_values"], (pair_keys.shape[0], 4)),
-            arr(parts["confusion"], (k, k)),
-            arr(parts["ranks"], (k, k)),
-        )
-    )
+    sections = [
+        np.diff(ovr_keys, prepend=np.int64(0)).astype("<u8").tobytes(),
+        arr(parts["ovr_values"], (ovr_keys.shape[0], 2, 4)),
+        np.diff(pair_keys, prepend=np.int64(0)).astype("<u8").tobytes(),
+        arr(parts["pair_values"], (pair_keys.shape[0], 4)),
+        arr(parts["confusion"], (k, k)),
+        arr(parts["ranks"], (k, k)),
+    ]
+    version = io.BASE_VERSION
+    boot: MulticlassReplicates | None = parts.get("replicates")
+    if boot is not None:  # version 2: the replicate sections after the ranks
+        version = 2
+        boot.compact()
+        header["bootstrap"] = {"replicates": boot.n_replicates, "seed": boot.seed, "keyed": boot.keyed, "n_bins": []}
+        for col in boot.ovr:
+            field, raw = encode_replicates(col)
+            header["bootstrap"]["n_bins"].append(field["n_bins"])
+            sections.append(raw)
+        sections.append(arr(boot.confusion, (boot.n_replicates, k, k)))
+    try:
+        hbytes = json.dumps(header, sort_keys=True, separators=(",", ":"), allow_nan=False).encode()
+    except (TypeError, ValueError) as exc:
+        raise _fail(f"cannot encode the sketch header ({exc})", None) from None
+    payload = b"".join(sections)
     flags = 0
     if compress:
         payload = zlib.compress(payload, 6)
         flags |= io.FLAG_ZLIB
-    body = io._PREFIX.pack(io.MAGIC, io.BASE_VERSION, flags, len(hbytes)) + hbytes + struct.pack("<Q", len(payload)) + payload
+    body = io._PREFIX.pack(io.MAGIC, version, flags, len(hbytes)) + hbytes + struct.pack("<Q", len(payload)) + payload
     return body + struct.pack("<I", zlib.crc32(body))
 
 
@@ -277,8 +303,60 @@ def _check_pairs(grid: Grid, keys: np.ndarray, cells: np.ndarray, source: str | 
         bad(filled & ~((sums >= low - slack) & (sums <= high + slack)), "has a sum outside [weight x min, weight x max]")
 
 
-def decode_multiclass(header: dict[str, Any], stored: memoryview, flags: int, source: str | None) -> dict[str, Any]:
+def _boot_header(header: dict[str, Any], version: int, k: int, source: str | None) -> tuple[dict[str, Any], int] | None:
+    """The checked ``bootstrap`` header field (None in version 1) and the replicate sections' size."""
+    raw = header.get("bootstrap")
+    if version < 2:
+        if raw is not None:
+            raise _fail("header field 'bootstrap' needs format version 2, the file says 1", source)
+        return None
+    fields = {"replicates", "seed", "keyed", "n_bins"}
+    if not isinstance(raw, dict) or set(raw) != fields:
+        got = sorted(raw) if isinstance(raw, dict) else type(raw).__name__
+        raise _fail(f"a version-2 multiclass sketch needs the header field bootstrap with the keys {sorted(fields)}, got {got}", source)
+    columns = k if header.get("mode") == "scores" else 0
+    counts = raw["n_bins"]
+    if not isinstance(counts, list) or len(counts) != columns or not all(io._is_int(c) and 0 <= c <= header["n_bins"] for c in counts):
+        raise _fail(f"bad header field bootstrap.n_bins={str(counts)[:80]}: need {columns} bin counts in [0, n_bins]", source)
+    check_bootstrap_header({**raw, "n_bins": 0}, 0, source)  # replicates, seed, keyed
+    R = raw["replicates"]
+    size = sum(counts) * (4 + 16 * R) + 8 * R * k * k
+    if size > MAX_REPLICATE_BYTES:
+        raise _fail(f"the bootstrap replicates take {size:,} bytes, more than the limit of {MAX_REPLICATE_BYTES:,}", source)
+    return raw, size
+
+
+def _decode_boot(raw: dict[str, Any], take: Callable[[int], bytes], grid: Grid, ovr: tuple[np.ndarray, np.ndarray],
+                 confusion: np.ndarray, weighted: bool, source: str | None) -> MulticlassReplicates:
+    """Read and check the replicate sections (after the ranks) against the sketch's own cells."""
+    R, k = raw["replicates"], confusion.shape[0]
+    out = MulticlassReplicates(R, raw["seed"], raw["keyed"])
+    columns: list[Replicates] = []
+    keys, values = ovr
+    bounds = np.searchsorted(keys, np.arange(k + 1) * grid.n_bins)
+    for j, kb in enumerate(raw["n_bins"]):
+        a, b = int(bounds[j]), int(bounds[j + 1])
+        head: BootstrapHeader = check_bootstrap_header({**raw, "n_bins": kb}, b - a, source)
+        section = _exact(take, head.nbytes, f"bootstrap replicates of column {j}", source)
+        columns.append(decode_replicates(head, section, grid, keys[a:b] - j * grid.n_bins, values[a:b], source, weighted))
+    conf = np.frombuffer(_exact(take, 8 * R * k * k, "confusion replicates", source), dtype="<f8").reshape(R, k, k).astype(np.float64)
+    if not np.all(np.isfinite(conf)) or np.any(conf < 0):
+        raise _fail("confusion replicates must be finite and >= 0", source)
+    if np.any(conf > 12.0 * confusion[None] * (1 + 1e-9)):
+        raise _fail("a confusion replicate cell weighs more than 12 times the sketch's cell (or has weight where it is empty)", source)
+    if not weighted and np.any(conf != np.floor(conf)):
+        raise _fail("a confusion replicate weight of an unweighted sketch is not a whole number", source)
+    if raw["keyed"] is None and np.any(conf > 0):
+        raise _fail("bootstrap.keyed is null but the replicates hold rows: say row_id or position", source)
+    out.confusion, out.ovr = conf, columns
+    return out
+
+
+def decode_multiclass(header: dict[str, Any], stored: memoryview, flags: int, source: str | None,
+                      version: int = 1) -> dict[str, Any]:
     """The :meth:`MulticlassSketch._from_parts` dict of a framed, CRC-checked multiclass file.
+
+    Version 1 holds no replicates; version 2 exactly when the sketch has bootstrap replicates.
 
     Raises
     ------
@@ -287,6 +365,7 @@ def decode_multiclass(header: dict[str, Any], stored: memoryview, flags: int, so
     h = _header(header, source)
     grid, k, npair = h["grid"], h["k"], h["npair"]
     n_bins, n_pairs = header["n_bins"], header["n_pairs"]
+    boot = _boot_header(header, version, k, source)
     need = raw_size(k, n_bins, n_pairs)
     cap = io.max_grid_bins() * io.BIN_BYTES
     if need > cap:
@@ -295,8 +374,9 @@ def decode_multiclass(header: dict[str, Any], stored: memoryview, flags: int, so
             f"more than the limit of {cap:,} (raise it with {io.MAX_GRID_BINS_ENV})",
             source,
         )
-    if len(stored) > io._max_payload(-(-need // io.BIN_BYTES), flags) or not flags & io.FLAG_ZLIB and len(stored) != need:
-        raise _fail(f"payload length {len(stored)} does not fit {need} bytes of cells", source)
+    extra = 0 if boot is None else boot[1]
+    if len(stored) > io._max_payload(-(-need // io.BIN_BYTES), flags, extra) or not flags & io.FLAG_ZLIB and len(stored) != need + extra:
+        raise _fail(f"payload length {len(stored)} does not fit {need + extra} bytes of cells", source)
     take, finish = _reader(stored, bool(flags & io.FLAG_ZLIB), source)
 
     ovr_keys = _keys(take, n_bins, k * grid.n_bins, "one-vs-rest", source)
@@ -328,6 +408,10 @@ def decode_multiclass(header: dict[str, Any], stored: memoryview, flags: int, so
         if not np.all(np.isfinite(arr)) or np.any(arr < 0) or not float(arr.sum()) <= MAX_TOTAL_WEIGHT:
             raise _fail(f"{name} holds a weight that is negative, not finite or too large", source)
         tables[name] = arr
+    replicates = None
+    if boot is not None:
+        replicates = _decode_boot(boot[0], take, grid, (ovr_keys, ovr_values), tables["confusion"],
+                                  bool(h["counters"]["weighted"]), source)
     finish()
     return {
         "grid": header["grid"],
@@ -344,4 +428,5 @@ def decode_multiclass(header: dict[str, Any], stored: memoryview, flags: int, so
         "ovr_values": ovr_values,
         "pair_keys": pair_keys,
         "pair_values": pair_values,
+        "replicates": replicates,
     }

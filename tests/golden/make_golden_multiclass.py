@@ -8,6 +8,9 @@ sketch comes from small deterministic data computed with plain arithmetic (no ra
 covering: scores on the default grid with full-resolution pairs, weights with zero weights and
 string labels, no pairwise histograms, a coarsened pair grid (K = 20), and hard predictions only.
 Once written, a ``multiclass-v<N>-*.sevsk`` file must never change.
+
+Version 2 (:func:`build_v2`): sketches with bootstrap replicates, scores keyed by integer row ids
+(weighted, two chunks) and hard predictions keyed by string row ids.
 """
 
 from __future__ import annotations
@@ -55,13 +58,33 @@ def build() -> dict[str, MulticlassSketch]:
     return out
 
 
+def build_v2() -> dict[str, MulticlassSketch]:
+    """The version-2 golden sketches (with bootstrap replicates) by name, rebuilt identically."""
+    out: dict[str, MulticlassSketch] = {}
+    y, p = _scores(50, 3, 4, 5)
+    w = 1.0 + (np.arange(50) % 3) * 0.5
+    w[::9] = 0.0
+    ids = np.arange(50) * 17 + 2
+    s = MulticlassSketch(classes=[0, 1, 2], grid=ProbabilityGrid(8, -20, 4), bootstrap=5, seed=11)
+    out["bootstrap"] = s.update(y[:20], p[:20], sample_weight=w[:20], row_id=ids[:20]).update(
+        y[20:], p[20:], sample_weight=w[20:], row_id=ids[20:]
+    )
+    i = np.arange(24)
+    out["bootstrap-labels"] = MulticlassSketch(bootstrap=4, seed=2).update(
+        (i * 3) % 4, y_pred=(i * 5) % 4, row_id=np.array([f"r{k}" for k in i])
+    )
+    return out
+
+
 def path_for(name: str, version: int = VERSION) -> pathlib.Path:
     return HERE / f"multiclass-v{version}-{name}.sevsk"
 
 
 def main() -> None:
-    for name, sketch in build().items():
-        path = path_for(name)
+    todo = [(name, sketch, VERSION) for name, sketch in build().items()]
+    todo += [(name, sketch, 2) for name, sketch in build_v2().items()]
+    for name, sketch, version in todo:
+        path = path_for(name, version)
         if path.exists():
             print(f"keeping existing {path.name} (golden files never change)")
             continue
