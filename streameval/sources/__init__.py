@@ -10,10 +10,11 @@ Which engine reads:
 
 - plain column names over Parquet / CSV (also ``.csv.gz``) / Arrow IPC (Feather) / NDJSON files:
   listed with :mod:`pyarrow.dataset` (hive partitions included), read file by file (so errors name
-  the file); Parquet in runs of row groups, uncompressed local CSV/TSV/NDJSON in ranges of lines
-  (:mod:`.textparts`), each part parsed on one thread (bounded memory, see
-  :func:`.files._file_batches`); gzipped or remote text files with pyarrow's streaming readers,
-  Arrow IPC with the dataset scanner;
+  the file); with several threads, Parquet in runs of row groups and uncompressed local
+  CSV/TSV/NDJSON in ranges of lines (:mod:`.textparts`), each part decoded on one thread
+  (bounded memory, see :func:`.files._file_batches`); text files read front to back (one thread,
+  gzipped or remote files, values holding line breaks) with pyarrow's streaming readers, Arrow
+  IPC with the dataset scanner;
 - expressions for score/label/weight (``"status = 'fraud'"``), a ``where`` filter, a SQL query or a
   DuckDB table: DuckDB (over a pyarrow dataset of Parquet/IPC files, ``read_csv``/``read_ndjson``
   over text files, or the query), streamed with ``to_arrow_reader``; every SQL fragment is
