@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import dask.dataframe as dd  # a missing Dask fails the run, never skips
+import numpy as np
 import pytest
 from distributed import Client, LocalCluster
-from engine_data import frame, same
+from engine_data import frame, multiclass_frame, same, same_multiclass, same_slices, sliced_frame
 
 import streameval
 import streameval.dask as sed
@@ -43,8 +44,14 @@ def test_clear_errors():
         sed.evaluate(ddf, score="nope", label="y")
     with pytest.raises(InputTypeError, match="numeric|number"):
         sed.evaluate(ddf, score="status", label="y")  # not numeric
-    with pytest.raises(UsageError, match="not supported yet"):
-        sed.evaluate(ddf, score="p", label="y", by="status")
+    with pytest.raises(UsageError, match="time=.*window="):
+        sed.evaluate(ddf, score="p", label="y", time="p")
+    with pytest.raises(UsageError, match="bad window"):
+        sed.evaluate(ddf, score="p", label="y", time="p", window="fortnight")
+    with pytest.raises(InputError, match="slice column 'nope'"):
+        sed.evaluate(ddf, score="p", label="y", by="nope")
+    with pytest.raises(UsageError, match="multiclass.*not supported"):
+        sed.evaluate(ddf, score="p,w", label="y", by="status")
 
 
 def test_local_cluster():
@@ -53,6 +60,77 @@ def test_local_cluster():
         df = frame(seed=2)
         r = sed.evaluate(dd.from_pandas(df, npartitions=16), score="p", label="y")
         same(r.sketch, streameval.evaluate(df, score="p", label="y").sketch)
+        # Slices and multiclass sketches travel between worker processes as bytes too.
+        sf = sliced_frame(3000, seed=2)
+        options = dict(score="p", label="late", weight="w", by=["country", "tier"], time="ts", window="1d")
+        same_slices(sed.evaluate(dd.from_pandas(sf, npartitions=9), **options), streameval.evaluate(sf, **options))
+        mf = multiclass_frame(2000, seed=2)
+        mc = sed.evaluate(dd.from_pandas(mf, npartitions=5), score="p_*", label="animal")
+        same_multiclass(mc.sketch, streameval.evaluate(mf, score=["p_0", "p_1", "p_2"], label="animal").sketch)
+
+
+SLICED = dict(score="p", label="late", by=["country", "tier"], time="ts", window="1d")
+
+
+@pytest.mark.parametrize("partitions", [1, 7, 200])
+def test_slices_and_windows_equal_local_for_any_partitioning(partitions):
+    df = sliced_frame()
+    local = streameval.evaluate(df, **SLICED)
+    r = sed.evaluate(dd.from_pandas(df, npartitions=partitions), **SLICED)
+    same_slices(r, local)
+    if partitions == 1:  # same rows in the same order: the same bits, rows in the same order
+        assert r.rows == local.rows
+    assert any(row["country"] is None for row in r.rows) and any(row["window"] is None for row in r.rows)
+    assert any(row["n_labelled"] < row["n_rows"] for row in r.rows)  # unlabelled rows kept
+
+
+def test_slices_weighted_string_labels_one_class_and_empty_partitions():
+    df = sliced_frame(seed=3).sort_values("y")  # first partitions negatives only, last positives only
+    options = dict(score="p", label="status", weight="w", pos_label="fraud", by="country", time="ts", window="1w",
+                   tz="Europe/Paris", thresholds=[0.3, 0.5])
+    ddf = dd.from_pandas(df, npartitions=9, sort=False)
+    same_slices(sed.evaluate(ddf, **options), streameval.evaluate(df, **options))
+    kept = ddf[ddf.p > 0.9]  # most partitions end up empty
+    same_slices(sed.evaluate(kept, **options), streameval.evaluate(df[df.p > 0.9], **options))
+    only_by = sed.sketch(ddf, score="p", label="status", pos_label="fraud", by=["tier"])
+    assert only_by.key_names == ("tier",) and sorted(only_by.keys()) == [(0,), (1,), (2,)]
+
+
+def test_slice_errors_come_from_the_tasks():
+    df = sliced_frame(500)
+    with pytest.raises(InputError, match="null label"):
+        sed.evaluate(dd.from_pandas(df, npartitions=3), **SLICED, require_labels=True)
+    with pytest.raises(InputError, match="max_groups"):
+        sed.evaluate(dd.from_pandas(df, npartitions=3), **SLICED, max_groups=5)
+
+
+@pytest.mark.parametrize("partitions", [1, 7, 200])
+def test_multiclass_equal_to_local(partitions):
+    df = multiclass_frame()
+    local = streameval.evaluate(df, score=["p_0", "p_1", "p_2"], label="animal", weight="w")
+    r = sed.evaluate(dd.from_pandas(df, npartitions=partitions), score="p_*", label="animal", weight="w")
+    assert type(r) is type(local)
+    same_multiclass(r.sketch, local.sketch)
+    assert list(r.sketch.classes) == ["cat", "dog", "eel"]
+    np.testing.assert_allclose(r.sketch.confusion, local.sketch.confusion, rtol=1e-12)
+    for name in ("roc_auc_ovr_macro", "roc_auc_ovo_macro", "average_precision_macro"):
+        assert r.metrics[name]["value"] == pytest.approx(local.metrics[name]["value"], rel=1e-12)
+
+
+def test_multiclass_one_class_partitions_and_integer_classes():
+    df = multiclass_frame(seed=4).sort_values("k")
+    ddf = dd.from_pandas(df, npartitions=6, sort=False)  # each partition holds one class
+    local = streameval.evaluate(df, score="p_0,p_1,p_2", label="k")
+    same_multiclass(sed.sketch(ddf, score="p_0,p_1,p_2", label="k"), local.sketch)
+    # Integer labels 0..K-1 missing a class: the classes are still 0..K-1, as in a local run.
+    two = df[df.k < 2]
+    local2 = streameval.evaluate(two, score=["p_0", "p_1", "p_2"], label="k")
+    same_multiclass(sed.sketch(dd.from_pandas(two, npartitions=4), score="p_*", label="k"), local2.sketch)
+    with pytest.raises(InputError, match="which column"):
+        sed.sketch(dd.from_pandas(df[df.k < 2].assign(k=lambda d: d.k.map({0: "a", 1: "b"})), npartitions=2),
+                   score="p_*", label="k")
+    given = sed.sketch(ddf, score="p_*", label="k", classes=[0, 1, 2])
+    assert list(given.classes) == [0, 1, 2] and given.n_rows == len(df)
 
 
 def test_cli_engine_dask_equals_local(tmp_path):

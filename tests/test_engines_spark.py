@@ -8,7 +8,7 @@ import warnings
 
 import pandas as pd
 import pytest
-from engine_data import frame, same
+from engine_data import frame, multiclass_frame, same, same_multiclass, same_slices, sliced_frame
 from pyspark.sql import SparkSession  # a missing PySpark fails the run, never skips
 
 import streameval
@@ -21,7 +21,8 @@ def spark():
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     warnings.filterwarnings("ignore", message="PySpark does not yet fully support pandas")
     session = (SparkSession.builder.master("local[2]").appName("streameval-tests")
-               .config("spark.ui.enabled", "false").config("spark.sql.shuffle.partitions", "4").getOrCreate())
+               .config("spark.ui.enabled", "false").config("spark.sql.shuffle.partitions", "4")
+               .config("spark.sql.session.timeZone", "UTC").getOrCreate())
     session.sparkContext.setLogLevel("FATAL")
     yield session
     session.stop()
@@ -59,8 +60,10 @@ def test_clear_errors(spark):
         ses.evaluate(sdf, score="nope", label="y")
     with pytest.raises((InputError, TypeError), match="numeric|number"):
         ses.evaluate(sdf, score="status", label="y")
-    with pytest.raises(UsageError, match="not supported yet"):
-        ses.evaluate(sdf, score="p", label="y", window="1d", time="ts")
+    with pytest.raises(UsageError, match="time=.*window="):
+        ses.evaluate(sdf, score="p", label="y", window="1d")
+    with pytest.raises(InputError, match="slice='nope'"):
+        ses.evaluate(sdf, score="p", label="y", by="nope")
     nulls = pd.DataFrame({"p": [0.1, 0.9, 0.4], "y": [0.0, None, 1.0]})
     with pytest.raises(InputError, match="null|missing"):
         ses.evaluate(spark.createDataFrame(nulls), score="p", label="y")
@@ -80,3 +83,57 @@ def test_cli_engine_spark_equals_local(spark, tmp_path):
     assert all(r.exit_code == 0 for r in runs), [r.output for r in runs]
     local, on_spark = (json.loads(r.stdout)["metrics"]["roc_auc"] for r in runs)
     assert local == on_spark
+
+
+SLICED = dict(score="p", label="late", by=["country", "tier"], time="ts", window="1d")
+
+
+@pytest.mark.parametrize("partitions", [1, 7, 200])
+def test_slices_and_windows_equal_local_for_any_partitioning(spark, partitions):
+    df = sliced_frame()
+    local = streameval.evaluate(df, **SLICED)
+    sdf = spark.createDataFrame(df).repartition(partitions) if partitions > 1 else spark.createDataFrame(df).coalesce(1)
+    r = ses.evaluate(sdf, **SLICED)
+    same_slices(r, local)
+    assert any(row["country"] is None for row in r.rows) and any(row["window"] is None for row in r.rows)
+    assert any(row["n_labelled"] < row["n_rows"] for row in r.rows)
+    if partitions == 7:  # the merge tree keeps the partitions' order: reruns give the same bits
+        again = ses.evaluate(sdf, **SLICED)
+        assert again.rows == r.rows
+
+
+def test_slices_by_expressions_weights_string_labels_one_class_and_empty_partitions(spark):
+    df = sliced_frame(seed=3).sort_values("y")
+    sdf = spark.createDataFrame(df).coalesce(1).repartitionByRange(9, "y")  # single-class partitions
+    options = dict(score="p", label="status", weight="w", pos_label="fraud", time="ts", window="1w",
+                   tz="Europe/Paris", thresholds=[0.3, 0.5])
+    # Spark timestamps are instants (read here in the session's UTC), so the local reference gets
+    # UTC-aware times: naive ones would be read as local times in tz.
+    aware = df.assign(ts=df.ts.dt.tz_localize("UTC"))
+    same_slices(ses.evaluate(sdf, by="country", **options), streameval.evaluate(aware, by="country", **options))
+    # A Spark SQL expression as a slice: the key is named by the expression, as on the command line.
+    r = ses.evaluate(sdf, by=["tier % 2"], **options)
+    local = streameval.evaluate(aware.assign(**{"tier % 2": df.tier % 2}), by=["tier % 2"], **options)
+    same_slices(r, local)
+    assert r.sketches.key_names == ("window", "tier % 2")
+    tiny = df.head(5)
+    same_slices(ses.evaluate(spark.createDataFrame(tiny).repartition(12), by="country", **options),
+                streameval.evaluate(aware.head(5), by="country", **options))
+
+
+@pytest.mark.parametrize("partitions", [1, 7, 200])
+def test_multiclass_equal_to_local(spark, partitions):
+    df = multiclass_frame(2000)
+    local = streameval.evaluate(df, score=["p_0", "p_1", "p_2"], label="animal", weight="w")
+    r = ses.evaluate(spark.createDataFrame(df).repartition(partitions), score="p_*", label="animal", weight="w")
+    assert type(r) is type(local)
+    same_multiclass(r.sketch, local.sketch)
+    assert r.metrics["roc_auc_ovo_macro"]["value"] == pytest.approx(local.metrics["roc_auc_ovo_macro"]["value"],
+                                                                    rel=1e-12)
+
+
+def test_multiclass_one_class_partitions(spark):
+    df = multiclass_frame(seed=4).sort_values("k")
+    sdf = spark.createDataFrame(df).coalesce(1).repartitionByRange(6, "k")
+    same_multiclass(ses.sketch(sdf, score=["p_0", "p_1", "p_2"], label="k"),
+                    streameval.evaluate(df, score="p_0,p_1,p_2", label="k").sketch)

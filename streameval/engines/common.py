@@ -1,22 +1,25 @@
 """Engine-neutral steps of a distributed evaluation.
 
-A partition's rows become a serialized :class:`~streameval.BinarySketch` (the bytes of the
-versioned sketch format, the same a local run writes), two serialized sketches merge into one,
-and the final sketch gives the same :class:`~streameval.Report` a local ``evaluate`` returns.
+A partition's rows become a serialized sketch (the bytes of the versioned sketch format, the same
+a local run writes: a :class:`~streameval.BinarySketch` here; a
+:class:`~streameval.SketchSet` or :class:`~streameval.MulticlassSketch` in :mod:`.kinds`),
+serialized sketches merge in an ordered tree, and the final sketch gives the result a local
+``evaluate`` returns (:func:`evaluate_on`). An engine only supplies the :class:`Engine` steps:
+select columns, run a function per partition and merge, list distinct values.
 Sketch merges are exact (counts add; per-bin minima, maxima and sums combine), so the result does
 not depend on how the rows were partitioned, beyond floating-point rounding of the sums.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from ..errors import UsageError
 
-__all__ = ["SketchJob", "job_for", "partition_sketch", "merge_sketches", "evaluate_on", "refuse_slices", "tree_merge",
-           "SCORE", "LABEL", "WEIGHT"]
+__all__ = ["SketchJob", "Engine", "job_for", "partition_sketch", "merge_sketches", "sketch_on", "evaluate_on",
+           "tree_merge", "SCORE", "LABEL", "WEIGHT"]
 
 # The columns an engine selects (from names or expressions) before handing rows to a partition.
 SCORE, LABEL, WEIGHT = "__se_score", "__se_label", "__se_weight"
@@ -111,31 +114,162 @@ def merge_sketches(*parts: bytes) -> bytes:
     return kept[0].to_bytes() if len(kept) == 1 else merge(kept).to_bytes()
 
 
-def evaluate_on(engine: str, sketch_of: Any, frame: Any, n_partitions: int, *, score: str, label: str,
-                weight: str | None, pos_label: Any, thresholds: Sequence[float] | None, positive_if: str, ci: Any,
-                by: Any, time: Any, window: Any, **sketch_options: Any) -> Any:
-    """An engine's ``evaluate``: refuse what it cannot do yet, build the sketch with
-    ``sketch_of(frame, ...)`` on the engine, and return the :class:`~streameval.Report` a local
-    ``evaluate`` builds from it."""
+class Engine(Protocol):
+    """What :func:`sketch_on` needs from an engine (implemented by :mod:`.spark` and :mod:`.dask`)."""
+
+    name: str
+
+    def partitions(self, frame: Any) -> int:
+        """Number of partitions of ``frame``."""
+
+    def columns(self, frame: Any) -> list[str]:
+        """Column names of ``frame``."""
+
+    def select(self, frame: Any, columns: Sequence[tuple[str, str]]) -> Any:
+        """``frame`` reduced to ``(alias, name or expression)`` columns, under the aliases."""
+
+    def run(self, selected: Any, partition: Callable[[list[Any]], bytes], merge: Callable[..., bytes],
+            fan_in: int) -> bytes | None:
+        """``partition`` on every partition's Arrow batches, merged in an ordered tree of fan-in
+        ``fan_in``; None when there are no partitions."""
+
+    def distinct(self, selected: Any, alias: str) -> Any:
+        """The distinct non-null values of a column, as an Arrow array."""
+
+
+def what(alias: str) -> str:
+    """What a column alias stands for, for messages."""
+    if alias.startswith(SCORE):
+        return "score"
+    return {LABEL: "label", WEIGHT: "weight", "__se_time": "time"}.get(alias, "slice")
+
+
+def sketch_on(engine: Engine, frame: Any, *, score: Any, label: str, weight: str | None, grid: Any, pos_label: Any,
+              nan_policy: str, by: Any = None, time: str | None = None, window: str | None = None,
+              tz: str | None = None, require_labels: bool = False, max_groups: int | None = None,
+              classes: Sequence[Any] | None = None, fan_in: int = 8) -> Any:
+    """Build on ``engine`` the sketch a local run builds: a :class:`~streameval.BinarySketch`, a
+    :class:`~streameval.SketchSet` (``by``/``time``/``window``) or a
+    :class:`~streameval.MulticlassSketch` (several score columns or a glob)."""
+    import functools
+
+    from . import kinds
+
+    if isinstance(fan_in, bool) or not isinstance(fan_in, int) or fan_in < 2:
+        raise UsageError(f"fan_in must be an integer >= 2, got {fan_in!r}")
+    sliced = bool(by) or time is not None or window is not None
+    if _is_multiclass(score, engine.columns(frame)):
+        if sliced:
+            raise UsageError("slices and windows of a multiclass evaluation are not supported yet; evaluate each "
+                             "slice with a filtered DataFrame, or one class at a time")
+        return _multiclass_on(engine, frame, score, label, weight, grid, classes, fan_in)
+    job = job_for(grid, pos_label, score, label, weight, nan_policy)
+    if sliced:
+        sj = kinds.slice_job(job, by, time, window, tz, require_labels, max_groups)
+        selected = engine.select(frame, sj.columns())
+        data = engine.run(selected, functools.partial(kinds.partition_sketchset, sj=sj), kinds.merge_sketchsets, fan_in)
+        from ..sketch.sketchset import SketchSet
+
+        if data is None:
+            return SketchSet(sj.key_names, job.grid_object(), max_groups=sj.max_groups)
+        return SketchSet.from_bytes(data)
+    from ..sketch.binary import BinarySketch
+
+    columns = [(SCORE, score), (LABEL, label)] + ([(WEIGHT, weight)] if weight is not None else [])
+    data = engine.run(engine.select(frame, columns), functools.partial(partition_sketch, job=job), merge_sketches,
+                      fan_in)
+    return BinarySketch(job.grid_object()) if data is None else BinarySketch.from_bytes(data)
+
+
+def _is_multiclass(score: Any, columns: Sequence[str]) -> bool:
+    """Several score columns: a list, a comma list, or a glob matching two or more columns. A
+    string with ``*`` that is a column, or that matches fewer columns, is an expression
+    (``"p * 100"`` on Spark)."""
+    import fnmatch
+
+    from ..multiclass_eval import is_multiclass_score
+
+    if not is_multiclass_score(score):
+        return False
+    if isinstance(score, str) and "," not in score:
+        return score not in columns and sum(fnmatch.fnmatchcase(c, score) for c in columns) >= 2
+    return True
+
+
+def _multiclass_on(engine: Engine, frame: Any, score: Any, label: str, weight: str | None, grid: Any,
+                   classes: Sequence[Any] | None, fan_in: int) -> Any:
+    import functools
+
+    import pyarrow as pa
+
+    from ..multiclass_eval import expand_score_columns
+    from ..sketch.multiclass import MulticlassSketch
+    from . import kinds
+
+    scores = tuple(expand_score_columns(score, dict.fromkeys(engine.columns(frame))))
+    text = job_for(grid, None, scores[0], label, weight, "raise").grid
+    columns = [(kinds.score_alias(j), s) for j, s in enumerate(scores)] + [(LABEL, label)]
+    columns += [(WEIGHT, weight)] if weight is not None else []
+    selected = engine.select(frame, columns)
+    if classes is None:
+        # A local run learns the classes from its first chunk; partitions each see only some
+        # labels, so they are learned from every partition's labels first (one more pass, over
+        # the label column only).
+        class_array = kinds.learned_classes(engine.distinct(selected, LABEL), len(scores))
+    else:
+        class_array = pa.array(list(classes))
+    mj = kinds.MulticlassJob(scores, label, weight, class_array, text)
+    data = engine.run(selected, functools.partial(kinds.partition_multiclass, mj=mj), kinds.merge_multiclass_bytes,
+                      fan_in)
+    sketch = MulticlassSketch(mj.class_array(), grid_of(text)) if data is None else MulticlassSketch.from_bytes(data)
+    if classes is None:
+        sketch._learned = True  # as in a local run: the classes came from the data, not the caller
+    return sketch
+
+
+def grid_of(text: str | None) -> Any:
+    """The grid of a ``--grid`` text or spec JSON."""
+    return SketchJob(text).grid_object()
+
+
+def evaluate_on(engine: Engine, frame: Any, *, score: Any, label: str, weight: str | None, pos_label: Any,
+                thresholds: Sequence[float] | None, positive_if: str, ci: Any, **options: Any) -> Any:
+    """An engine's ``evaluate``: :func:`sketch_on`, then the result a local ``evaluate`` builds
+    from that sketch (:class:`~streameval.Report`, :class:`~streameval.report.SliceTable` with its
+    ``overall`` report, or :class:`~streameval.report.multiclass.MulticlassReport`)."""
     from ..evaluate import _ci_options
-    from ..report import Report
+    from ..metrics.thresholds import check_rule
+    from ..report import Report, SliceTable
+    from ..sketch.sketchset import SketchSet
 
-    refuse_slices(engine, by, time, window)
-    sketch = sketch_of(frame, score=score, label=label, weight=weight, pos_label=pos_label, **sketch_options)
-    provenance = {"source": f"{engine} DataFrame ({n_partitions} partitions)", "source_kind": engine.lower(),
-                  "engine": engine.lower(), "score": score, "label": label, "weight": weight,
-                  "pos_label": None if pos_label is None else str(pos_label), "rows_read": int(sketch.n_rows)}
-    return Report.from_sketch(sketch, thresholds=thresholds, provenance=provenance, positive_if=positive_if,
-                              ci=_ci_options(ci))
+    check_rule(positive_if)
+    ci = _ci_options(ci)
+    sketch = sketch_on(engine, frame, score=score, label=label, weight=weight, pos_label=pos_label, **options)
+    provenance: dict[str, Any] = {
+        "source": f"{engine.name} DataFrame ({engine.partitions(frame)} partitions)",
+        "source_kind": engine.name.lower(), "engine": engine.name.lower(), "score": score, "label": label,
+        "weight": weight, "pos_label": None if pos_label is None else str(pos_label), "rows_read": int(sketch.n_rows)}
+    if isinstance(sketch, SketchSet):
+        provenance.update({"by": list(sketch.key_names[1:] if options.get("window") else sketch.key_names),
+                           "time": options.get("time"), "window": options.get("window"),
+                           "tz": options.get("tz") or ("UTC" if options.get("window") else None)})
+        overall = sketch.overall()
+        if thresholds is None:
+            thresholds = [0.5] if overall.counters["n_outside"] == 0 else []
+        result = SliceTable.from_sketchset(sketch, thresholds=thresholds, positive_if=positive_if,
+                                           provenance=provenance, ci=ci)
+        result.overall = Report.from_sketch(overall, thresholds=thresholds, provenance=dict(provenance),
+                                            positive_if=positive_if, ci=ci)
+        return result
+    from ..sketch.multiclass import MulticlassSketch
 
+    if isinstance(sketch, MulticlassSketch):
+        from ..multiclass_eval import expand_score_columns
+        from ..report.multiclass import MulticlassReport
 
-def refuse_slices(engine: str, by: Any, time: Any, window: Any) -> None:
-    """Slices and windows on an engine are not supported yet: say so before any task starts."""
-    if by or time is not None or window is not None:
-        raise UsageError(
-            f"by/time/window on {engine} are not supported yet: evaluate slices locally (streameval.evaluate "
-            "with by=..., or `streameval monitor ingest`), or filter the DataFrame per slice"
-        )
+        provenance["score"] = expand_score_columns(score, dict.fromkeys(engine.columns(frame)))
+        return MulticlassReport.from_sketch(sketch, provenance=provenance)
+    return Report.from_sketch(sketch, thresholds=thresholds, provenance=provenance, positive_if=positive_if, ci=ci)
 
 
 def tree_merge(items: list[Any], merge: Any, fan_in: int = 8) -> Any:
