@@ -562,3 +562,19 @@ def test_a_plain_file_evaluation_imports_neither_pandas_nor_pyarrow_dataset(tmp_
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip().splitlines()[-1] == "[]"  # pandas alone costs ~36 MB of RSS
+
+
+def test_a_file_without_bounded_lines_is_not_cut(tmp_path, monkeypatch):
+    from streameval.sources import textparts
+    from streameval.sources.textparts import split_file
+
+    monkeypatch.setattr(textparts, "MAX_PART_BYTES", 1000)
+    (tmp_path / "cr.csv").write_bytes(b"score,label\r" + b"0.5,1\r" * 2000)  # '\r' line ends only
+    assert split_file(str(tmp_path / "cr.csv"), header=True, target=100) == []
+    long_line = b"score,note,label\n" + b"0.5,x,1\n" * 100 + b"0.5," + b"y" * 5000 + b",1\n" + b"0.5,x,1\n" * 100
+    (tmp_path / "long.csv").write_bytes(long_line)
+    assert split_file(str(tmp_path / "long.csv"), header=True, target=100) == []
+    assert len(split_file(str(tmp_path / "long.csv"), header=True, target=10_000)) == 1
+    # read whole by the streaming reader instead, with the same rows
+    src = open_source(str(tmp_path / "cr.csv"), score="score", label="label")
+    assert [len(p and [c for c in p()][0].batch) for p in src.parts()] == [2000]

@@ -148,18 +148,20 @@ def part_bytes(path: str, header: bool, rows: int | None = None) -> int:
     return int(min(MAX_PART_BYTES, max(MIN_PART_BYTES, mean * rows)))
 
 
-def _line_end(f: BinaryIO, pos: int, size: int) -> int:
-    """The offset just after the first line end at or after ``pos`` (``size`` if none)."""
+def _line_end(f: BinaryIO, pos: int, size: int, limit: int) -> int:
+    """The offset just after the first line end at or after ``pos`` (``size`` if none), or -1 if
+    none comes within ``limit`` bytes (lines too long to cut the file into bounded ranges)."""
     f.seek(pos)
-    while pos < size:
+    start = pos
+    while pos < size and pos - start <= limit:
         block = f.read(_PROBE)
         if not block:
             break
         at: int = block.find(b"\n")
         if at >= 0:
-            return pos + at + 1
+            return pos + at + 1 if pos + at - start <= limit else -1
         pos += len(block)
-    return size
+    return size if size - start <= limit else -1
 
 
 def split_file(path: str, header: bool, target: int | None = None, buffers: Buffers | None = None) -> list[TextRange]:
@@ -167,7 +169,9 @@ def split_file(path: str, header: bool, target: int | None = None, buffers: Buff
 
     With ``header``, the first line (a CSV header) belongs to no range. A file with no data lines
     gives one empty range, so its columns are still checked when it is read. The ranges share
-    ``buffers`` (default: new ones).
+    ``buffers`` (default: new ones). A file with a line longer than :data:`MAX_PART_BYTES` (or
+    with no ``\n`` line ends at all, such as ``\r``-only files) gives no ranges: read it whole with
+    a streaming reader.
 
     Raises
     ------
@@ -176,12 +180,14 @@ def split_file(path: str, header: bool, target: int | None = None, buffers: Buff
     """
     size = os.path.getsize(path)
     target = max(1, target if target is not None else part_bytes(path, header))
+    limit = max(MAX_PART_BYTES, target)
     with open(path, "rb") as f:
-        data_start = _line_end(f, 0, size) if header else 0
+        data_start = _line_end(f, 0, size, limit) if header else 0
         cuts = [data_start]
-        while size - cuts[-1] > target:
-            cut = _line_end(f, cuts[-1] + target - 1, size)
-            cuts.append(cut)
+        while cuts[-1] >= 0 and size - cuts[-1] > target:
+            cuts.append(_line_end(f, cuts[-1] + target - 1, size, limit))
+        if cuts[-1] < 0:
+            return []
         if cuts[-1] < size or len(cuts) == 1:
             cuts.append(size)
     buffers = buffers if buffers is not None else Buffers()
