@@ -29,7 +29,7 @@ import numpy.typing as npt
 from ..errors import InputError
 from ..grid import Grid, coarsening_map
 from ..kernels import bootstrap as kb
-from ..kernels.multiclass_bootstrap import add_confusion_replicates
+from ..kernels import multiclass_bootstrap as kmb
 from .bootstrap import CorrelatedReplicatesWarning, Replicates, check_replicates, row_keys
 
 if TYPE_CHECKING:
@@ -104,31 +104,50 @@ class MulticlassReplicates:
             run: Callable[[list[Callable[[], None]], int], None], threads: int) -> None:
         """Add a validated chunk: its confusion replicates and, with ``scores``, each column's
         one-vs-rest replicates. ``run(tasks, threads)`` runs independent tasks (each task owns
-        its cells: the result does not depend on the threads)."""
+        its cells: the result does not depend on the threads).
+
+        The rows' Poisson weights are computed once per block of rows (a uint8 matrix of at most
+        32 MiB) and read by the confusion and by every column, instead of hashing each row
+        ``K + 1`` times.
+        """
         self.keyed = "row_id" if by_row_id else "position"
         for rep in self.ovr:
             rep.keyed = self.keyed
+        R, n = self.n_replicates, labels.shape[0]
+        block = max(1024, (1 << 25) // R)
+        for a in range(0, n, block):
+            b = min(n, a + block)
+            self._add_block(grid, None if scores is None else scores[a:b], labels[a:b],
+                            None if preds is None else preds[a:b], None if weights is None else weights[a:b],
+                            keys[a:b], run, threads if b - a >= 1 << 14 else 1)
+
+    def _add_block(self, grid: Grid, scores: np.ndarray | None, labels: np.ndarray, preds: np.ndarray | None,
+                   weights: np.ndarray | None, keys: npt.NDArray[np.uint64],
+                   run: Callable[[list[Callable[[], None]], int], None], threads: int) -> None:
+        R, n = self.n_replicates, labels.shape[0]
+        kmat = np.empty((n, R), dtype=np.uint8)
+        cuts = np.linspace(0, n, threads + 1).astype(np.int64)
+        run([lambda a=int(cuts[i]), b=int(cuts[i + 1]): kmb.poisson_matrix(keys, kb.POISSON_THRESHOLDS, R, kmat, a, b)  # type: ignore[misc]
+             for i in range(threads)], threads)
         weighted = weights is not None
         w = weights if weights is not None else np.empty(0)
         use_preds = preds is not None
         p = preds if preds is not None else np.empty(0, dtype=np.int64)
         s = scores if scores is not None else np.empty((0, max(1, self.n_classes)))
-        R = self.n_replicates
         parts = max(1, min(threads, R // 8))
-        cuts = np.linspace(0, R, parts + 1).astype(np.int64)
+        rcuts = np.linspace(0, R, parts + 1).astype(np.int64)
         tasks: list[Callable[[], None]] = [
-            lambda a=int(cuts[i]), b=int(cuts[i + 1]): add_confusion_replicates(  # type: ignore[misc]
-                self.confusion, labels, p, use_preds, s, w, weighted, keys, kb.POISSON_THRESHOLDS, a, b)
+            lambda a=int(rcuts[i]), b=int(rcuts[i + 1]): kmb.add_confusion_replicates(  # type: ignore[misc]
+                self.confusion, labels, p, use_preds, s, w, weighted, kmat, a, b)
             for i in range(parts)
         ]
         if scores is not None:
             for j, rep in enumerate(self.ovr):
                 def column(j: int = j, rep: Replicates = rep) -> None:
-                    col = np.ascontiguousarray(scores[:, j])
-                    rep.add(grid, col, (labels == j).view(np.uint8), w, weighted, keys, by_row_id, threads=1)
+                    _add_column(rep, grid, np.ascontiguousarray(scores[:, j]), (labels == j).view(np.uint8), w, weighted, kmat)
 
                 tasks.append(column)
-        run(tasks, threads if labels.shape[0] >= 1 << 14 else 1)
+        run(tasks, threads)
 
     def compact(self) -> None:
         """End the writing phase of every column's replicates."""
@@ -158,6 +177,26 @@ class MulticlassReplicates:
         """Bytes of the compact replicates."""
         self.compact()
         return int(self.confusion.nbytes + sum(r.keys.nbytes + r.weights.nbytes for r in self.ovr))
+
+
+def _add_column(rep: Replicates, grid: Grid, col: np.ndarray, positive: np.ndarray, w: np.ndarray, weighted: bool,
+                kmat: np.ndarray) -> None:
+    """What :meth:`Replicates.add` does for one column, with the rows' Poisson weights given
+    (``kmat``) instead of hashed again: the same table rows, the same order of additions, hence the
+    same sums bit for bit (``tests/test_multiclass_bootstrap.py`` compares with a BinarySketch)."""
+    if rep._index is None:  # the writing form: grid index -> table row (as Replicates.add builds it)
+        rep._index = np.full(grid.n_bins, -1, dtype=np.int64)
+        rep._table = np.zeros((max(64, 2 * rep.keys.shape[0]), 2, rep.n_replicates))
+        rep._used = rep.keys.shape[0]
+        rep._index[rep.keys] = np.arange(rep._used)
+        rep._table[: rep._used] = rep.weights
+    rows, used = kb.assign_rows(rep._index, rep._used, *grid.kernel_params(), col, w, weighted)
+    if used > rep._table.shape[0]:
+        bigger = np.zeros((max(used, 2 * rep._table.shape[0]), 2, rep.n_replicates))
+        bigger[: rep._used] = rep._table[: rep._used]
+        rep._table = bigger
+    rep._used = used
+    kmb.add_column_replicates(rep._table, rows, kb.order_by_row(rows, used), positive, w, weighted, kmat)
 
 
 def merge_replicates(out: "MulticlassSketch", full: Sequence["MulticlassSketch"]) -> MulticlassReplicates | None:
