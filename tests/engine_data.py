@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
+import pytest
 
 import streameval
 
@@ -95,3 +96,20 @@ def same_multiclass(a, b) -> None:
             np.testing.assert_allclose(x, y, rtol=1e-9, atol=1e-12)
         else:
             assert x == y, key
+
+
+def json_close(a, b, path=""):
+    """Two JSON documents agree: same structure, equal values, floats up to rounding."""
+    if isinstance(a, dict):
+        assert a.keys() == b.keys(), path
+        for k in a:
+            json_close(a[k], b[k], f"{path}.{k}")
+    elif isinstance(a, list):
+        assert len(a) == len(b), path
+        for i, (x, y) in enumerate(zip(a, b, strict=True)):
+            json_close(x, y, f"{path}[{i}]")
+    elif isinstance(a, float) and isinstance(b, float):
+        assert a == pytest.approx(b, rel=1e-9, abs=1e-12), path
+    else:
+        assert a == b, path
+

@@ -6,7 +6,7 @@ import dask.dataframe as dd  # a missing Dask fails the run, never skips
 import numpy as np
 import pytest
 from distributed import Client, LocalCluster
-from engine_data import frame, multiclass_frame, same, same_multiclass, same_slices, sliced_frame
+from engine_data import frame, json_close, multiclass_frame, same, same_multiclass, same_slices, sliced_frame
 
 import streameval
 import streameval.dask as sed
@@ -147,3 +147,32 @@ def test_cli_engine_dask_equals_local(tmp_path):
     assert all(r.exit_code == 0 for r in runs), [r.output for r in runs]
     local, dask_ = (json.loads(r.stdout)["metrics"]["roc_auc"] for r in runs)
     assert local == dask_
+
+
+def test_cli_engine_dask_slices_and_multiclass_equal_local(tmp_path):
+    import json
+
+    from typer.testing import CliRunner
+
+    from streameval.cli.main import app
+
+    folder = tmp_path / "log"
+    folder.mkdir()
+    df = sliced_frame(4000, seed=6)
+    df.iloc[:2500].to_parquet(folder / "a.parquet")  # two files: two partitions
+    df.iloc[2500:].to_parquet(folder / "b.parquet")
+    common = ["-s", "p", "-l", "late", "--by", "country,tier", "--time", "ts", "--window", "1d", "-f", "json"]
+    runs = [CliRunner().invoke(app, ["eval", str(folder), *common, *extra]) for extra in ([], ["--engine", "dask"])]
+    assert all(r.exit_code == 0 for r in runs), [r.output for r in runs]
+    local, on_dask = (json.loads(r.stdout) for r in runs)
+    key = lambda row: (row["window"] or "", row["country"] or "", row["tier"])  # noqa: E731
+    json_close(sorted(local["rows"], key=key), sorted(on_dask["rows"], key=key))
+    assert len(local["rows"]) > 40
+
+    mc = tmp_path / "mc.parquet"
+    multiclass_frame(3000, seed=6).to_parquet(mc)
+    runs = [CliRunner().invoke(app, ["eval", str(mc), "-s", "p_*", "-l", "animal", "-f", "json", *extra])
+            for extra in ([], ["--engine", "dask"])]
+    assert all(r.exit_code == 0 for r in runs), [r.output for r in runs]
+    local, on_dask = (json.loads(r.stdout) for r in runs)
+    json_close(local["metrics"], on_dask["metrics"])

@@ -8,7 +8,7 @@ import warnings
 
 import pandas as pd
 import pytest
-from engine_data import frame, multiclass_frame, same, same_multiclass, same_slices, sliced_frame
+from engine_data import frame, json_close, multiclass_frame, same, same_multiclass, same_slices, sliced_frame
 from pyspark.sql import SparkSession  # a missing PySpark fails the run, never skips
 
 import streameval
@@ -137,3 +137,28 @@ def test_multiclass_one_class_partitions(spark):
     sdf = spark.createDataFrame(df).coalesce(1).repartitionByRange(6, "k")
     same_multiclass(ses.sketch(sdf, score=["p_0", "p_1", "p_2"], label="k"),
                     streameval.evaluate(df, score="p_0,p_1,p_2", label="k").sketch)
+
+
+def test_cli_engine_spark_slices_and_multiclass_equal_local(spark, tmp_path):
+    import json
+
+    from typer.testing import CliRunner
+
+    from streameval.cli.main import app
+
+    path = tmp_path / "log.parquet"
+    sliced_frame(3000, seed=7).to_parquet(path)
+    common = ["-s", "p", "-l", "late", "--by", "country", "--time", "ts", "--window", "1d", "-f", "json"]
+    runs = [CliRunner().invoke(app, ["eval", str(path), *common, *extra]) for extra in ([], ["--engine", "spark"])]
+    assert all(r.exit_code == 0 for r in runs), [r.output for r in runs]
+    local, on_spark = (json.loads(r.stdout) for r in runs)
+    key = lambda row: (row["window"] or "", row["country"] or "")  # noqa: E731
+    json_close(sorted(local["rows"], key=key), sorted(on_spark["rows"], key=key))
+    mc = tmp_path / "mc.parquet"
+    multiclass_frame(1500, seed=7).to_parquet(mc)
+    runs = [CliRunner().invoke(app, ["eval", str(mc), "-s", "p_0", "-s", "p_1", "-s", "p_2", "-l", "animal", "-f", "json",
+                                     *extra]) for extra in ([], ["--engine", "spark"])]
+    assert all(r.exit_code == 0 for r in runs), [r.output for r in runs]
+    local, on_spark = (json.loads(r.stdout)["metrics"] for r in runs)
+    assert local.keys() == on_spark.keys()
+    assert local["accuracy"] == on_spark["accuracy"] and local["roc_auc_ovr_macro"] == on_spark["roc_auc_ovr_macro"]

@@ -385,7 +385,8 @@ def eval_cmd(
             engine.value, srcs, score=score_, label=label_, weight=pick(weight, "weight"), grid=grid_,
             pos_label=pick(pos_label, "pos_label"), nan_policy="skip" if pick(skip_nan, "skip_nan", False) else "raise",
             thresholds=thresholds, positive_if=rule_text, ci=_ci(ci, level, auc_ci, rate_ci),
-            by=by_, time=pick(time_col, "time"), window=pick(window, "window"),
+            by=by_, time=pick(time_col, "time"), window=pick(window, "window"), tz=pick(tz, "tz"),
+            require_labels=bool(pick(require_labels, "require_labels", False)), max_groups=pick(max_groups, "max_groups"),
         )
 
     def body() -> None:

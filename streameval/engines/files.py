@@ -33,12 +33,15 @@ def evaluate_files(engine: str, paths: Sequence[str], **options: Any) -> Any:
     paths : sequence of str
         Parquet or CSV inputs, as for the local engine.
     **options
-        ``score``, ``label``, ``weight``, ``grid``, ``pos_label``, ``nan_policy``, ``thresholds``,
-        ``positive_if``, ``ci``: as for :func:`streameval.spark.evaluate`.
+        ``score`` (one column, or several / a glob for a multiclass evaluation), ``label``,
+        ``weight``, ``grid``, ``pos_label``, ``nan_policy``, ``thresholds``, ``positive_if``,
+        ``ci``, ``by``, ``time``, ``window``, ``tz``, ``require_labels``, ``max_groups``: as for
+        :func:`streameval.spark.evaluate`.
 
     Returns
     -------
-    Report
+    Report, SliceTable or MulticlassReport
+        What the local engine returns for the same options.
 
     Raises
     ------
