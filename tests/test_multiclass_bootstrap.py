@@ -363,3 +363,18 @@ def test_crafted_replicate_sections_are_refused() -> None:
     weights[:, :, 0] += 1000.0
     body = payload[:start + 4 * col0] + weights.tobytes() + payload[start + col0 * (4 + 16 * R):]
     refused(header, body, 2, "bootstrap")
+
+
+def test_load_then_update_and_merge_across_grids_equal_one_pass(tmp_path: pathlib.Path) -> None:
+    y, p = _data(3000, 40)
+    ids = np.arange(3000) + 77
+    fine, coarse = ProbabilityGrid(mantissa_bits=8), ProbabilityGrid(mantissa_bits=5)
+    whole = MulticlassSketch(grid=coarse, bootstrap=9, seed=8).update(y, p, row_id=ids)
+    first = MulticlassSketch(grid=coarse, bootstrap=9, seed=8).update(y[:1000], p[:1000], row_id=ids[:1000])
+    first.save(tmp_path / "first.sevsk")
+    resumed = streameval.load(tmp_path / "first.sevsk").update(y[1000:], p[1000:], row_id=ids[1000:])
+    assert resumed.replicates == whole.replicates
+    a = MulticlassSketch(grid=fine, bootstrap=9, seed=8).update(y[:1800], p[:1800], row_id=ids[:1800])
+    b = MulticlassSketch(grid=coarse, bootstrap=9, seed=8).update(y[1800:], p[1800:], row_id=ids[1800:])
+    merged = a.merge(b)
+    assert merged.grid == coarse and merged.replicates == whole.replicates

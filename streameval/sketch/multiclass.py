@@ -19,6 +19,8 @@ occupied cells; layout in :mod:`streameval.sketch.multiclass_state`):
   for every k, exactly.
 - counters: rows, zero-weight rows, rows per class, the log-loss and Brier running sums, score
   cells outside [0, 1], rows not summing to 1, and per column the binary sketch's probability sums.
+- with ``bootstrap=R``: Poisson-bootstrap replicates of the confusion matrix and of each column's
+  one-vs-rest histogram, for :meth:`ci` (:mod:`streameval.sketch.multiclass_bootstrap`).
 
 Rows are binned into dense states or hash tables for large chunks, by sorting for small ones;
 reading, merging or saving compacts the state.
