@@ -160,19 +160,8 @@ class Replicates:
         weights are computed and added by one thread: the result does not depend on the split).
         """
         self.keyed = "row_id" if by_row_id else "position"
-        if self._index is None:
-            self._index = np.full(grid.n_bins, -1, dtype=np.int64)
-            self._table = np.zeros((max(64, 2 * self.keys.shape[0]), 2, self.n_replicates))
-            self._used = self.keys.shape[0]
-            self._index[self.keys] = np.arange(self._used)
-            self._table[: self._used] = self.weights
-        rows, used = kb.assign_rows(self._index, self._used, *grid.kernel_params(), scores, weights, weighted)
-        if used > self._table.shape[0]:
-            bigger = np.zeros((max(used, 2 * self._table.shape[0]), 2, self.n_replicates))
-            bigger[: self._used] = self._table[: self._used]
-            self._table = bigger
-        self._used = used
-        order = kb.order_by_row(rows, used)
+        rows = self.table_rows(grid, scores, weights, weighted)
+        order = kb.order_by_row(rows, self._used)
         rows, labels, keys = rows[order], labels[order], keys[order]
         weights = weights[order] if weighted else weights
         R = self.n_replicates
@@ -189,6 +178,23 @@ class Replicates:
             from .binary import _executor
 
             list(_executor().map(run, range(parts)))
+
+    def table_rows(self, grid: Grid, scores: np.ndarray, weights: np.ndarray, weighted: bool) -> npt.NDArray[np.int64]:
+        """Each row's replicate-table row (-1: skipped), allocating and growing the table (the
+        writing form: grid bin -> table row) as new bins appear."""
+        if self._index is None:
+            self._index = np.full(grid.n_bins, -1, dtype=np.int64)
+            self._table = np.zeros((max(64, 2 * self.keys.shape[0]), 2, self.n_replicates))
+            self._used = self.keys.shape[0]
+            self._index[self.keys] = np.arange(self._used)
+            self._table[: self._used] = self.weights
+        rows, used = kb.assign_rows(self._index, self._used, *grid.kernel_params(), scores, weights, weighted)
+        if used > self._table.shape[0]:
+            bigger = np.zeros((max(used, 2 * self._table.shape[0]), 2, self.n_replicates))
+            bigger[: self._used] = self._table[: self._used]
+            self._table = bigger
+        self._used = used
+        return rows  # type: ignore[no-any-return]
 
     def compact(self) -> tuple[npt.NDArray[np.int64], np.ndarray]:
         """``(keys ascending, weights (k, 2, R))`` of the occupied bins; ends the dense phase."""

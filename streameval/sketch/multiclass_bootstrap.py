@@ -184,19 +184,8 @@ def _add_column(rep: Replicates, grid: Grid, col: np.ndarray, positive: np.ndarr
     """What :meth:`Replicates.add` does for one column, with the rows' Poisson weights given
     (``kmat``) instead of hashed again: the same table rows, the same order of additions, hence the
     same sums bit for bit (``tests/test_multiclass_bootstrap.py`` compares with a BinarySketch)."""
-    if rep._index is None:  # the writing form: grid index -> table row (as Replicates.add builds it)
-        rep._index = np.full(grid.n_bins, -1, dtype=np.int64)
-        rep._table = np.zeros((max(64, 2 * rep.keys.shape[0]), 2, rep.n_replicates))
-        rep._used = rep.keys.shape[0]
-        rep._index[rep.keys] = np.arange(rep._used)
-        rep._table[: rep._used] = rep.weights
-    rows, used = kb.assign_rows(rep._index, rep._used, *grid.kernel_params(), col, w, weighted)
-    if used > rep._table.shape[0]:
-        bigger = np.zeros((max(used, 2 * rep._table.shape[0]), 2, rep.n_replicates))
-        bigger[: rep._used] = rep._table[: rep._used]
-        rep._table = bigger
-    rep._used = used
-    kmb.add_column_replicates(rep._table, rows, kb.order_by_row(rows, used), positive, w, weighted, kmat)
+    rows = rep.table_rows(grid, col, w, weighted)
+    kmb.add_column_replicates(rep._table, rows, kb.order_by_row(rows, rep._used), positive, w, weighted, kmat)
 
 
 def merge_replicates(out: "MulticlassSketch", full: Sequence["MulticlassSketch"]) -> MulticlassReplicates | None:
