@@ -378,3 +378,12 @@ def test_psi_column_equals_score_drift_group_by_group():
     assert checked == 12 and any("population stability index" in n for n in table.notes)
     assert max(r["psi"] for r in table.rows if r["country"] == "us") > 0.1 > max(
         r["psi"] for r in table.rows if r["country"] == "de")
+
+
+def test_to_arrow_from_columns_equals_the_rows():
+    df = _frame(n=5000, seed=24, unlabelled=0.1)
+    t = SliceTable.from_sketchset(_build(df, 2000), thresholds=[0.5])
+    fast = t.to_arrow()
+    assert fast.equals(pa.Table.from_pylist(t.rows)) and fast.column_names == t.columns
+    t.rows = t.rows[:3]  # rows replaced: built from the rows again
+    assert t.to_arrow().num_rows == 3

@@ -160,6 +160,9 @@ class SliceTable:
     provenance: dict[str, Any] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
     overall: Any = None  # the Report of all rows, when built by evaluate()
+    # the same values by column, for to_arrow (valid while `rows` is the list they were built with)
+    _columns: dict[str, list[Any]] | None = field(default=None, repr=False, compare=False)
+    _columns_rows: list[dict[str, Any]] | None = field(default=None, repr=False, compare=False)
 
     @classmethod
     def from_sketchset(
@@ -260,14 +263,19 @@ class SliceTable:
         if ci is not None:
             prov["ci"] = {"level": ci.level, "auc_method": ci.auc_method, "rate_method": ci.rate_method}
         prov["groups"] = len(rows)
-        return cls(sketches, rows, columns, prov, notes)
+        return cls(sketches, rows, columns, prov, notes, _columns=data, _columns_rows=rows)
 
     # -- tables -------------------------------------------------------------------------------
     def to_arrow(self) -> Any:
         """The table as a ``pyarrow.Table``."""
         import pyarrow as pa
 
-        return pa.Table.from_pylist(self.rows) if self.rows else pa.table({c: [] for c in self.columns})
+        if not self.rows:
+            return pa.table({c: [] for c in self.columns})
+        cols = self._columns
+        if cols is not None and self._columns_rows is self.rows and all(len(cols[c]) == len(self.rows) for c in self.columns):
+            return pa.table({c: cols[c] for c in self.columns})  # ~6x faster than from rows
+        return pa.Table.from_pylist(self.rows)
 
     def to_polars(self) -> Any:
         """The table as a ``polars.DataFrame`` (needs polars)."""
