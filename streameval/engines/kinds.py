@@ -141,10 +141,12 @@ def merge_sketchsets(*parts: bytes) -> bytes:
     sets = [SketchSet.from_bytes(p) for p in parts]
     # An empty partition's set has seen no label, so it carries no classes to agree on.
     kept = [s for s in sets if len(s)] or sets[:1]
-    out = kept[0]
-    for other in kept[1:]:
-        out = out.merge(other)
-    data: bytes = out.to_bytes()
+    # Merge neighbours pairwise, level by level: each merge re-sorts both cell tables, so folding
+    # into one running set would cost O(k^2) cell passes for k sets instead of O(k log k). The
+    # neighbours keep their order, so groups stay in order of first appearance.
+    while len(kept) > 1:
+        kept = [kept[i].merge(kept[i + 1]) if i + 1 < len(kept) else kept[i] for i in range(0, len(kept), 2)]
+    data: bytes = kept[0].to_bytes()
     return data
 
 
