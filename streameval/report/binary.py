@@ -26,6 +26,7 @@ from typing import Any, Callable, Sequence
 from ..errors import InexactThresholdWarning, UndefinedMetricWarning
 from ..metrics.estimate import Estimate
 from ..sketch.binary import BinarySketch
+from .images import ImageOutput
 
 __all__ = ["Report", "SCHEMA_VERSION", "METRIC_LABELS"]
 
@@ -286,7 +287,7 @@ def _confusion(c: Any) -> dict[str, Any]:
 
 
 @dataclass
-class Report:
+class Report(ImageOutput):
     """The result of an evaluation: the sketch, its metrics with bounds, and provenance.
 
     Attributes
@@ -496,34 +497,6 @@ class Report:
         from .html import report_html
 
         return report_html(self, path, title)
-
-    def to_png(self, directory: Any, format: str = "png", scale: float = 2.0) -> list[Any]:
-        """Write each plot of the HTML page as an image file in ``directory`` (``roc.png``, ...),
-        rendered by vl-convert without a browser; see :func:`streameval.report.html.write_images`.
-
-        Parameters
-        ----------
-        directory : path-like
-            Created if missing.
-        format : {"png", "svg"}, default "png"
-        scale : float, default 2.0
-            PNG pixel density (2: a 320 x 260 chart is 640 x 520 pixels).
-
-        Returns
-        -------
-        list of pathlib.Path
-            The files written, in page order.
-
-        Raises
-        ------
-        ValueError
-            Unknown format.
-        ImportError
-            Altair or vl-convert-python is missing (``pip install "streameval[html]"``).
-        """
-        from .html import write_images
-
-        return write_images(self, directory, format, scale)
 
     def to_markdown(self) -> str:
         """The report as GitHub-flavoured Markdown."""

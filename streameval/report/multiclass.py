@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import UndefinedMetricWarning
+from .images import ImageOutput
 
 __all__ = ["MulticlassReport", "MULTICLASS_SCHEMA_VERSION"]
 
@@ -34,7 +35,7 @@ def _est(e: Any) -> dict[str, Any]:
 
 
 @dataclass
-class MulticlassReport:
+class MulticlassReport(ImageOutput):
     """Metrics of a multiclass sketch.
 
     Attributes
@@ -151,34 +152,6 @@ class MulticlassReport:
         from .html import report_html
 
         return report_html(self, path, title)
-
-    def to_png(self, directory: Any, format: str = "png", scale: float = 2.0) -> list[Any]:
-        """Write each plot of the HTML page as an image file in ``directory`` (``roc.png``, ...),
-        rendered by vl-convert without a browser; see :func:`streameval.report.html.write_images`.
-
-        Parameters
-        ----------
-        directory : path-like
-            Created if missing.
-        format : {"png", "svg"}, default "png"
-        scale : float, default 2.0
-            PNG pixel density (2: a 320 x 260 chart is 640 x 520 pixels).
-
-        Returns
-        -------
-        list of pathlib.Path
-            The files written, in page order.
-
-        Raises
-        ------
-        ValueError
-            Unknown format.
-        ImportError
-            Altair or vl-convert-python is missing (``pip install "streameval[html]"``).
-        """
-        from .html import write_images
-
-        return write_images(self, directory, format, scale)
 
     def to_markdown(self) -> str:
         """GitHub-flavoured Markdown."""

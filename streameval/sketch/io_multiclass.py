@@ -31,7 +31,7 @@ from typing import Any, Callable
 import numpy as np
 
 from ..grid import Grid, coarsening_map
-from . import io
+from . import io, io_header
 from .bootstrap import Replicates
 from .io_bootstrap import (
     MAX_REPLICATE_BYTES,
@@ -143,19 +143,19 @@ def _header(h: dict[str, Any], source: str | None) -> dict[str, Any]:
     for key in ("pair_grid", "classes", "learned", "mode", "prediction", "max_classes", "n_pairs"):
         if key not in h:
             raise _fail(f"bad header field: {key!r} is missing", source)
-    grid = io._grid(h["grid"], source)
+    grid = io_header._grid(h["grid"], source)
     pair_grid = None
     if h["pair_grid"] is not None:
-        io._check_grid_spec(h["pair_grid"], source, "pair_grid")
-        pair_grid = io._grid(h["pair_grid"], source)
+        io_header._check_grid_spec(h["pair_grid"], source, "pair_grid")
+        pair_grid = io_header._grid(h["pair_grid"], source)
         if coarsening_map(grid, pair_grid) is None:
             raise _fail(f"bad header field pair_grid={h['pair_grid']!r}: not the grid or a power-of-two coarsening of it", source)
     max_classes = h["max_classes"]
-    if not io._is_int(max_classes) or not 1 <= max_classes <= io.MAX_COUNT:
+    if not io_header._is_int(max_classes) or not 1 <= max_classes <= io.MAX_COUNT:
         raise _fail(f"bad header field max_classes={max_classes!r}: need a positive integer", source)
     classes = h["classes"]
     if classes is not None:
-        if not isinstance(classes, list) or not all(io._label_ok(c) for c in classes):
+        if not isinstance(classes, list) or not all(io_header._label_ok(c) for c in classes):
             raise _fail(f"bad header field classes={str(classes)[:80]}: need a list of short JSON scalars", source)
         kinds = {str if isinstance(c, str) else bool if isinstance(c, bool) else float for c in classes}
         if len(kinds) > 1 or len(set(classes)) != len(classes) or len(classes) > max_classes:
@@ -169,7 +169,7 @@ def _header(h: dict[str, Any], source: str | None) -> dict[str, Any]:
     k = 0 if classes is None else len(classes)
     npair = (pair_grid or grid).n_bins
     for name, top in (("n_bins", k * grid.n_bins), ("n_pairs", 0 if pair_grid is None else k * (k - 1) * npair)):
-        if not io._is_int(h[name]) or not 0 <= h[name] <= top:
+        if not io_header._is_int(h[name]) or not 0 <= h[name] <= top:
             raise _fail(f"bad header field {name}={h[name]!r}: need an integer in [0, {top}]", source)
     return {"grid": grid, "pair_grid": pair_grid, "k": k, "npair": npair, "counters": _counters(h["counters"], k, source)}
 
@@ -183,12 +183,12 @@ def _counters(raw: Any, k: int, source: str | None) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for name in INT_COUNTERS:
         value = raw.get(name, 0)
-        if not io._is_int(value) or not 0 <= value <= io.MAX_COUNT:
+        if not io_header._is_int(value) or not 0 <= value <= io.MAX_COUNT:
             raise _fail(f"counter {name!r} has bad value {value!r}: need an integer in [0, 2**63)", source)
         out[name] = int(value)
     for name in FLOAT_COUNTERS:
         value = raw.get(name, 0.0)
-        if not io._is_number(value) or not 0 <= value <= _MAX_FLOAT:
+        if not io_header._is_number(value) or not 0 <= value <= _MAX_FLOAT:
             raise _fail(f"counter {name!r} has bad value {value!r}: need a finite number >= 0", source)
         out[name] = float(value)
     for name in COLUMN_COUNTERS:
@@ -197,7 +197,7 @@ def _counters(raw: Any, k: int, source: str | None) -> dict[str, Any]:
                 raise _fail(f"counter {name!r} is missing", source)
             continue
         value = raw[name]
-        if not isinstance(value, list) or len(value) != k or not all(io._is_number(v) and 0 <= v <= _MAX_FLOAT for v in value):
+        if not isinstance(value, list) or len(value) != k or not all(io_header._is_number(v) and 0 <= v <= _MAX_FLOAT for v in value):
             raise _fail(f"counter {name!r} has bad value {str(value)[:80]}: need {k} finite numbers >= 0", source)
         out[name] = np.array(value, dtype=np.float64)
     weighted = raw.get("weighted", False)
@@ -316,7 +316,7 @@ def _boot_header(header: dict[str, Any], version: int, k: int, source: str | Non
         raise _fail(f"a version-2 multiclass sketch needs the header field bootstrap with the keys {sorted(fields)}, got {got}", source)
     columns = k if header.get("mode") == "scores" else 0
     counts = raw["n_bins"]
-    if not isinstance(counts, list) or len(counts) != columns or not all(io._is_int(c) and 0 <= c <= header["n_bins"] for c in counts):
+    if not isinstance(counts, list) or len(counts) != columns or not all(io_header._is_int(c) and 0 <= c <= header["n_bins"] for c in counts):
         raise _fail(f"bad header field bootstrap.n_bins={str(counts)[:80]}: need {columns} bin counts in [0, n_bins]", source)
     check_bootstrap_header({**raw, "n_bins": 0}, 0, source)  # replicates, seed, keyed
     R = raw["replicates"]

@@ -179,7 +179,7 @@ def _header(data: bytes, source: str | None) -> tuple[memoryview, memoryview]:
 
 
 def _meta(groups: Any, source: str | None) -> dict[str, Any]:
-    from .io import _meta as check_labels
+    from .io_header import _meta as check_labels
 
     raw = (groups.schema.metadata or {}).get(_META.encode())
     try:
