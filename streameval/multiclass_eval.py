@@ -133,7 +133,8 @@ def sketch_multiclass(
     UsageError, SourceError, InputError
         As :func:`streameval.evaluate`; errors name the file.
     """
-    from .evaluate import EmptyInputError, _read_ahead
+    from .consume import _read_ahead
+    from .evaluate import EmptyInputError
     from .grid import parse_grid
     from .sketch.binary import cpu_count
     from .sketch.multiclass import MulticlassSketch

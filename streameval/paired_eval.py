@@ -156,7 +156,8 @@ def compare_paired(
     .. [1] DeLong, DeLong & Clarke-Pearson (1988). Biometrics 44(3), 837-845.
     .. [2] Chamandy et al. (2012), Google: the Poisson bootstrap.
     """
-    from .evaluate import EmptyInputError, _coerce_pos_label, _grid
+    from .consume import _coerce_pos_label
+    from .evaluate import EmptyInputError, _grid
     from .inputs import LabelEncoder, as_1d_array
     from .stats.bootstrap import compare_bootstrap
     from .stats.paired import PairedPlacements, paired_delong

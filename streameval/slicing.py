@@ -84,7 +84,8 @@ def sketch_slices(
     SourceError, InputError, InputTypeError, EmptyInputError
         As :func:`streameval.evaluate`; errors name the file and row.
     """
-    from .evaluate import EmptyInputError, _coerce_pos_label, _locate
+    from .consume import _coerce_pos_label, _locate
+    from .evaluate import EmptyInputError
 
     if isinstance(by, str):
         by = [b.strip() for b in by.split(",") if b.strip()]

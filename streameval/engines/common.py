@@ -87,7 +87,7 @@ def partition_sketch(batches: Sequence[Any], job: SketchJob) -> bytes:
     """
     import pyarrow as pa
 
-    from ..evaluate import _consume
+    from ..consume import _consume
     from ..sketch.binary import BinarySketch
     from ..sources import open_source
 
