@@ -315,9 +315,13 @@ def test_kill_9_many(tmp_path):
 
 @slow
 def test_concurrent_saves_many_rounds(tmp_path):
-    for _ in range(10):
-        test_concurrent_thread_saves_always_leave_a_valid_file(tmp_path)
-        test_concurrent_process_saves_always_leave_a_valid_file(tmp_path)
+    # A folder per round: the thread test leaves a sketch (seeds 0-7) that the process test's
+    # reader, started before any child has saved on a busy machine, would read as not valid.
+    for k in range(10):
+        (tmp_path / f"r{k}").mkdir()
+        (tmp_path / f"r{k}p").mkdir()
+        test_concurrent_thread_saves_always_leave_a_valid_file(tmp_path / f"r{k}")
+        test_concurrent_process_saves_always_leave_a_valid_file(tmp_path / f"r{k}p")
 
 
 def test_atomic_module_imports_standalone():
