@@ -10,6 +10,7 @@ numbers count from the start of the stream (``row_offset`` plus the position in 
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any
 
@@ -353,3 +354,13 @@ def _distinct_sample(y: np.ndarray, k: int = 3) -> list[Any]:
             if len(seen) == k:
                 break
     return seen
+
+
+def null_labels(y: np.ndarray) -> npt.NDArray[np.bool_]:
+    """Rows whose label is missing (NaN in a float column, None/NaN in an object column)."""
+    if y.dtype.kind == "f":
+        nan: npt.NDArray[np.bool_] = np.isnan(y)
+        return nan
+    if y.dtype.kind == "O":
+        return np.fromiter((v is None or (isinstance(v, float) and math.isnan(v)) for v in y), bool, y.shape[0])
+    return np.zeros(y.shape[0], dtype=bool)

@@ -104,6 +104,17 @@ def row_keys(row_id: Any, n: int, seed: int, offset: int) -> npt.NDArray[np.uint
     raise InputTypeError(f"row_id must hold integers or strings, got Arrow type {t}")
 
 
+def replicate_clash(a: Any, b: Any) -> str | None:
+    """Why two replicate sets (anything with ``n_replicates``, ``seed`` and ``keyed``) cannot
+    merge, or None when they can; shared by binary and multiclass replicates."""
+    if b.n_replicates != a.n_replicates or b.seed != a.seed:
+        return (f"bootstrap replicates differ (R={a.n_replicates}, seed={a.seed} vs "
+                f"R={b.n_replicates}, seed={b.seed}); build every shard with the same bootstrap= and seed=")
+    if None not in (a.keyed, b.keyed) and a.keyed != b.keyed:
+        return "one sketch's replicates are keyed by row_id and the other's by position; use row_id everywhere"
+    return None
+
+
 class Replicates:
     """``R`` Poisson-bootstrap replicate histograms over one grid (see the module docstring).
 
@@ -207,12 +218,7 @@ class Replicates:
     # -- merge -------------------------------------------------------------------------------
     def same_kind(self, other: "Replicates") -> str | None:
         """Why ``other`` cannot merge with this set (None when it can)."""
-        if other.n_replicates != self.n_replicates or other.seed != self.seed:
-            return (f"bootstrap replicates differ (R={self.n_replicates}, seed={self.seed} vs "
-                    f"R={other.n_replicates}, seed={other.seed}); build every shard with the same bootstrap= and seed=")
-        if None not in (self.keyed, other.keyed) and self.keyed != other.keyed:
-            return "one sketch's replicates are keyed by row_id and the other's by position; use row_id everywhere"
-        return None
+        return replicate_clash(self, other)
 
     @classmethod
     def merged(cls, sets: Sequence["Replicates"], key_maps: Sequence[Any] | None = None) -> "Replicates":

@@ -30,7 +30,7 @@ from ..errors import InputError
 from ..grid import Grid, coarsening_map
 from ..kernels import bootstrap as kb
 from ..kernels import multiclass_bootstrap as kmb
-from .bootstrap import CorrelatedReplicatesWarning, Replicates, check_replicates, row_keys
+from .bootstrap import CorrelatedReplicatesWarning, Replicates, check_replicates, replicate_clash, row_keys
 
 if TYPE_CHECKING:
     from .multiclass import MulticlassSketch
@@ -157,12 +157,7 @@ class MulticlassReplicates:
     # -- comparison --------------------------------------------------------------------------
     def same_kind(self, other: "MulticlassReplicates") -> str | None:
         """Why ``other`` cannot merge with this set (None when it can)."""
-        if other.n_replicates != self.n_replicates or other.seed != self.seed:
-            return (f"bootstrap replicates differ (R={self.n_replicates}, seed={self.seed} vs "
-                    f"R={other.n_replicates}, seed={other.seed}); build every shard with the same bootstrap= and seed=")
-        if None not in (self.keyed, other.keyed) and self.keyed != other.keyed:
-            return "one sketch's replicates are keyed by row_id and the other's by position; use row_id everywhere"
-        return None
+        return replicate_clash(self, other)
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, MulticlassReplicates):

@@ -20,15 +20,13 @@ drift and estimated performance are available before the labels, and exact metri
 
 from __future__ import annotations
 
-import math
 from typing import Any, Callable, Iterator, Mapping, Sequence
 
 import numpy as np
-import numpy.typing as npt
 
 from ..errors import IncompatibleGridError, InputError, InputTypeError, UsageError
 from ..grid import DEFAULT_GRID, Grid
-from ..inputs import LabelEncoder, as_1d_array, clean_scores, clean_weights
+from ..inputs import LabelEncoder, as_1d_array, clean_scores, clean_weights, null_labels
 from ..kernels import binary as kernels
 from ..kernels import grouped
 from .binary import BinarySketch, _plain
@@ -244,7 +242,7 @@ class SketchSet:
             raise InputError(f"y_true has {y.shape[0]} rows but y_score has {n}")
         scores, _ = clean_scores(s, offset, nan_policy)
         scores = scores.astype(np.float64, copy=False)
-        null = _null_labels(y)
+        null = null_labels(y)
         if null.any() and require_labels:
             first = int(np.argmax(null))
             raise InputError(
@@ -595,12 +593,3 @@ def _remap(sets: Sequence[SketchSet], names: tuple[str, ...], key_of: Callable[[
     out._code, out._cell = grouped.sort_reduce(np.concatenate(groups), np.concatenate(local), np.concatenate(cells),
                                                len(out._keys), span)
     return out
-
-
-def _null_labels(y: np.ndarray) -> npt.NDArray[np.bool_]:
-    if y.dtype.kind == "f":
-        nan: npt.NDArray[np.bool_] = np.isnan(y)
-        return nan
-    if y.dtype.kind == "O":
-        return np.fromiter((v is None or (isinstance(v, float) and math.isnan(v)) for v in y), bool, y.shape[0])
-    return np.zeros(y.shape[0], dtype=bool)
