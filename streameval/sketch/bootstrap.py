@@ -172,16 +172,14 @@ class Replicates:
         """
         self.keyed = "row_id" if by_row_id else "position"
         rows = self.table_rows(grid, scores, weights, weighted)
-        order = kb.order_by_row(rows, self._used)
-        rows, labels, keys = rows[order], labels[order], keys[order]
-        weights = weights[order] if weighted else weights
+        # Grouped by table row, adding walks the table once instead of jumping across it (2-3x).
+        starts, labels, keys, weights = kb.group_by_row(rows, self._used, labels, keys, weights, weighted)
         R = self.n_replicates
-        parts = max(1, min(threads, R // 8, scores.shape[0] // 16_384))
-        cuts = np.linspace(0, R, parts + 1).astype(np.int64)
+        parts = max(1, min(threads, R // kb.LANES, keys.shape[0] // 16_384))
+        cuts = kb.replicate_cuts(R, parts)
 
         def run(k: int) -> None:
-            kb.add_replicates(self._table, rows, labels, weights, weighted, keys, kb.POISSON_THRESHOLDS,
-                              int(cuts[k]), int(cuts[k + 1]))
+            kb.add_replicates(self._table, starts, labels, weights, weighted, keys, int(cuts[k]), int(cuts[k + 1]))
 
         if parts == 1:
             run(0)
