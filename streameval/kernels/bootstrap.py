@@ -39,14 +39,15 @@ from numba.extending import intrinsic
 from .binary import BLOCK, _block_keys
 from .cache import ENABLED as CACHE
 
-__all__ = ["POISSON_THRESHOLDS", "LANES", "assign_rows", "order_by_row", "add_replicates", "group_by_row", "replicate_cuts", "row_hashes",
-           "position_hashes", "string_hashes"]
+__all__ = ["POISSON_THRESHOLDS", "LANES", "FLUSH_ROWS", "assign_rows", "order_by_row", "group_by_row", "add_replicates",
+           "replicate_cuts", "row_hashes", "position_hashes", "string_hashes"]
 
 MAX_K = 12
 LANES = 8
 """Replicates are computed in blocks of this many (one AVX2 vector of uint32)."""
-# Unweighted rows add at most MAX_K per replicate into an int32 buffer: flush it before it can overflow.
-_FLUSH_ROWS = (2**31 - 1) // MAX_K
+FLUSH_ROWS = (2**31 - 1) // MAX_K
+"""Unweighted rows add at most ``MAX_K`` per replicate into an int32 buffer: it is added to the
+table after at most this many rows, before it can overflow."""
 
 
 def _thresholds() -> np.ndarray:
@@ -231,13 +232,14 @@ def group_by_row(rows, used, labels, keys, weights, weighted):  # type: ignore[n
 
 
 @nb.njit(nogil=True, cache=CACHE, boundscheck=False, error_model="numpy")
-def add_replicates(table, starts, labels, weights, weighted, keys, r0, r1):  # type: ignore[no-untyped-def]
+def add_replicates(table, starts, labels, weights, weighted, keys, r0, r1, flush_rows=FLUSH_ROWS):  # type: ignore[no-untyped-def]
     """Add each row's Poisson weights for replicates ``r0 .. r1 - 1`` to ``table[row, class]``.
 
     The rows come grouped by table row (:func:`group_by_row`). Threads given disjoint replicate
     ranges write disjoint slices of the table. Unweighted rows are summed in int32 per (table
     row, class) and added once per table row (exact: whole numbers); weighted rows add
-    ``w * k`` to the table one row at a time, in arrival order.
+    ``w * k`` to the table one row at a time, in arrival order. ``flush_rows`` (at most
+    :data:`FLUSH_ROWS`; smaller in tests) bounds the rows summed in int32 between additions.
     """
     m = r1 - r0
     blocks = (m + LANES - 1) // LANES
@@ -255,8 +257,8 @@ def add_replicates(table, starts, labels, weights, weighted, keys, r0, r1):  # t
                 for r in range(m):
                     cell[r0 + r] += w * kbuf[r]
             continue
-        for part in range(a, b, _FLUSH_ROWS):
-            for i in range(part, min(part + _FLUSH_ROWS, b)):
+        for part in range(a, b, flush_rows):
+            for i in range(part, min(part + flush_rows, b)):
                 lo, hi = _split(keys[i])
                 acc_c = acc[np.int64(labels[i])]
                 for blk in range(blocks):
