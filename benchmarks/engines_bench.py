@@ -1,16 +1,36 @@
 """Engines: streameval on Spark and Dask against Spark's own evaluators and the local path.
 
-    python benchmarks/engines_bench.py [--rows 10000000] [--partitions 16] [--out FILE.json]
+    python benchmarks/engines_bench.py --data benchmarks/data/mid_10M_f32.parquet \
+        [--cases all] [--timeout 1800] [--driver-memory 8g] [--reps 1] [--out FILE.json]
+    python benchmarks/engines_bench.py --rows 5000000          # generated data, as before
 
-Writes a Parquet file of ``--rows`` rows (float32 scores, int labels), then, side by side in one
-run (medians of 3 after a warm-up):
-- Spark local[2]: ``streameval.spark.evaluate`` vs ``BinaryClassificationEvaluator(areaUnderROC)``
-  and ``BinaryClassificationMetrics`` (default bins; PySpark's Python API does not expose the
-  Scala constructor's ``numBins``): seconds and AUC error against the exact AUC (scikit-learn on
-  the same rows);
-- Dask (threaded scheduler) vs local ``streameval.evaluate``: seconds;
-- the sketch: bytes per partition and seconds per merge (for docs/scaling.md).
-Not part of any CI.
+Reads one Parquet file (columns ``score``, ``label``; ``benchmarks/synth.py`` writes them) or
+writes ``--rows`` generated rows, then runs these cases one after the other in one process, each
+reading the same file (nothing cached, so every side pays the same Parquet read), after a warm-up
+of every case on a 200K-row file:
+
+- ``exact``: the exact AUC, a Mann-Whitney count in integers over the sorted float32 scores (and
+  scikit-learn's ``roc_auc_score`` as a cross-check up to 20M rows);
+- ``local``: ``streameval.evaluate(path)``;
+- ``dask``: ``streameval.dask.evaluate`` on ``dd.read_parquet`` (one partition per row group),
+  threaded scheduler;
+- ``spark``: ``streameval.spark.evaluate`` on ``spark.read.parquet`` (``local[2]``, about one
+  partition per row group);
+- ``evaluator``: ``BinaryClassificationEvaluator(metricName="areaUnderROC")`` (its default
+  ``numBins=1000``);
+- ``bcm-0`` and ``bcm-1000``: ``BinaryClassificationMetrics(scoreAndLabels, numBins)``, the
+  Scala constructor called through Py4J on the DataFrame as a ``Dataset[(Double, Double)]`` (the
+  Python API does not expose ``numBins``); 0 is its default (no down-sampling: every distinct
+  score is a threshold);
+- ``bcm-py``: the Python API as a PySpark user calls it, ``BinaryClassificationMetrics(rdd)`` on
+  an RDD of Python ``(score, label)`` tuples (default ``numBins``);
+- ``sketch``: bytes of one partition's sketch, and where a merge's time goes (parsing, merging,
+  re-encoding), over 16 row groups.
+
+Each Spark case runs in its own job group, cancelled after ``--timeout`` seconds (recorded as a
+timeout). Every figure carries the 1-minute load average before and after it and, for Spark
+cases, the driver JVM's peak heap (in ``local[2]`` the executors run inside the driver JVM).
+Results are saved after every case. Not part of any CI.
 """
 
 from __future__ import annotations
@@ -21,113 +41,277 @@ import os
 import statistics
 import sys
 import tempfile
+import threading
 import time
+import traceback
+from fractions import Fraction
 from typing import Any, Callable
 
 import numpy as np
 
-REPS = 3
+WARM_ROWS = 200_000
 
 
-def timed(f: Callable[[], Any], reps: int | None = None) -> tuple[float, Any]:
-    reps = REPS if reps is None else reps
-    f()
-    times, out = [], None
-    for _ in range(reps):
-        t0 = time.perf_counter()
-        out = f()
-        times.append(time.perf_counter() - t0)
-    return statistics.median(times), out
+def exact_auc(y: np.ndarray, s: np.ndarray) -> float:
+    """ROC AUC by counting pairs in integers: for each positive, the negatives below it plus half
+    those tied with it (the Mann-Whitney U), over ``P * N``; correctly rounded."""
+    pos = np.sort(s[y == 1])
+    neg = np.sort(s[y == 0])
+    below = np.searchsorted(neg, pos, "left")
+    upto = np.searchsorted(neg, pos, "right")
+    twice_u = 2 * int(below.sum(dtype=np.int64)) + int((upto - below).sum(dtype=np.int64))
+    return float(Fraction(twice_u, 2 * len(pos) * len(neg)))
+
+
+def load1() -> float:
+    return round(os.getloadavg()[0], 2)
+
+
+class Bench:
+    """Runs cases, records each with its load average, saves after every case."""
+
+    def __init__(self, out: str | None, reps: int, timeout: float) -> None:
+        self.out, self.reps, self.timeout = out, reps, timeout
+        self.res: dict[str, Any] = {"cases": {}}
+        self.spark: Any = None
+
+    def save(self) -> None:
+        if self.out:
+            tmp = f"{self.out}.tmp{os.getpid()}"
+            with open(tmp, "w") as f:
+                json.dump(self.res, f, indent=1)
+            os.replace(tmp, self.out)
+
+    def _heap_reset(self) -> None:
+        if self.spark is not None:
+            mf = self.spark.sparkContext._jvm.java.lang.management.ManagementFactory
+            for pool in mf.getMemoryPoolMXBeans():
+                pool.resetPeakUsage()
+
+    def _heap_peak(self) -> float | None:
+        if self.spark is None:
+            return None
+        jvm = self.spark.sparkContext._jvm
+        heap = jvm.java.lang.management.MemoryType.HEAP
+        peak = sum(p.getPeakUsage().getUsed() for p in jvm.java.lang.management.ManagementFactory.getMemoryPoolMXBeans()
+                   if p.getType() == heap)
+        return round(peak / 2**30, 2)
+
+    def case(self, name: str, f: Callable[[], float | None], exact: float | None, spark: bool = False) -> None:
+        """Run ``f`` (returning an AUC or None) ``reps`` times; record the median seconds."""
+        rec: dict[str, Any] = {"load1_before": load1(), "runs_s": []}
+        self.res["cases"][name] = rec
+        print(f"[{time.strftime('%H:%M:%S')}] {name} (load {rec['load1_before']})", flush=True)
+        auc = None
+        for _ in range(self.reps):
+            timer = None
+            if spark:
+                sc = self.spark.sparkContext
+                sc.setJobGroup(name, name, interruptOnCancel=True)
+                timer = threading.Timer(self.timeout, lambda: sc.cancelJobGroup(name))
+                timer.start()
+                self._heap_reset()
+            t0 = time.perf_counter()
+            try:
+                auc = f()
+            except Exception as exc:  # noqa: BLE001 - a benchmark records what failed and goes on
+                took = time.perf_counter() - t0
+                text = f"{type(exc).__name__}: {exc}"
+                rec["error"] = "timeout" if took >= self.timeout * 0.99 else text[:1500]
+                rec["failed_after_s"] = round(took, 1)
+                rec["traceback_tail"] = traceback.format_exc()[-1500:]
+                break
+            finally:
+                if timer is not None:
+                    timer.cancel()
+                    self.spark.sparkContext.setLocalProperty("spark.jobGroup.id", None)
+            rec["runs_s"].append(round(time.perf_counter() - t0, 3))
+        if rec["runs_s"]:
+            rec["s"] = statistics.median(rec["runs_s"])
+        if auc is not None and "error" not in rec:
+            rec["auc"] = auc
+            if exact is not None:
+                rec["auc_error"] = abs(auc - exact)
+        rec["load1_after"] = load1()
+        if spark:
+            rec["driver_heap_peak_gib"] = self._heap_peak()
+        print(f"    {json.dumps({k: v for k, v in rec.items() if k != 'traceback_tail'})}", flush=True)
+        self.save()
+
+
+def spark_pairs(df: Any) -> Any:
+    """``df``'s two double columns as the JVM ``RDD[(Double, Double)]`` the Scala
+    ``BinaryClassificationMetrics`` constructor takes."""
+    jvm = df.sparkSession.sparkContext._jvm
+    enc = jvm.org.apache.spark.sql.Encoders
+    return getattr(df._jdf, "as")(enc.tuple(enc.scalaDouble(), enc.scalaDouble())).rdd()
+
+
+def sketch_costs(path: str, groups: int) -> dict[str, Any]:
+    """One partition's (row group's) sketch bytes; a 16-way merge's parse / merge / encode times."""
+    import pyarrow.parquet as pq
+
+    import streameval
+    from streameval.engines.common import merge_sketches
+    from streameval.sketch.binary import BinarySketch, merge
+
+    f = pq.ParquetFile(path)
+    blobs = []
+    for i in range(min(groups, f.metadata.num_row_groups)):
+        t = f.read_row_group(i, columns=["score", "label"])
+        sk = streameval.BinarySketch().update(t["label"].to_numpy(), t["score"].to_numpy())
+        blobs.append(sk.to_bytes())
+    out: dict[str, Any] = {"partition_rows": f.metadata.row_group(0).num_rows, "partitions": len(blobs),
+                           "bytes_per_partition_median": statistics.median(len(b) for b in blobs)}
+    t0 = time.perf_counter()
+    sketches = [BinarySketch.from_bytes(b) for b in blobs]
+    t1 = time.perf_counter()
+    merged = merge(sketches)
+    t2 = time.perf_counter()
+    data = merged.to_bytes()
+    t3 = time.perf_counter()
+    merge_sketches(*blobs)
+    t4 = time.perf_counter()
+    n = len(blobs)
+    out.update({"parse_s_per_sketch": (t1 - t0) / n, "merge_s_per_sketch": (t2 - t1) / n,
+                "encode_merged_s": t3 - t2, "merge_sketches_s_per_sketch": (t4 - t3) / n,
+                "merged_bytes": len(data), "merged_occupied_bins": int(merged.n_occupied_bins),
+                "partition_occupied_bins_median": statistics.median(int(s.n_occupied_bins) for s in sketches)})
+    return out
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--rows", type=int, default=10_000_000)
-    ap.add_argument("--partitions", type=int, default=16)
+    ap.add_argument("--data", default=None, help="Parquet file with columns score, label (default: generate)")
+    ap.add_argument("--rows", type=int, default=10_000_000, help="rows to generate when --data is not given")
+    ap.add_argument("--cases", default="all",
+                    help="comma list of exact,local,dask,spark,evaluator,bcm-0,bcm-1000,bcm-py,sketch")
+    ap.add_argument("--timeout", type=float, default=1800.0, help="seconds per Spark case (cancelled after)")
+    ap.add_argument("--driver-memory", default="8g")
+    ap.add_argument("--reps", type=int, default=1)
     ap.add_argument("--out", default=None)
-    ap.add_argument("--reps", type=int, default=3)
     args = ap.parse_args()
     import pyarrow as pa
     import pyarrow.parquet as pq
-    from sklearn.metrics import roc_auc_score
 
     import streameval
 
-    rng = np.random.default_rng(0)
-    y = rng.integers(0, 2, args.rows).astype(np.int32)
-    p = (1 / (1 + np.exp(-(rng.normal(size=args.rows) + 1.2 * y)))).astype(np.float32)
-    path = os.path.join(tempfile.mkdtemp(), "log.parquet")
-    pq.write_table(pa.table({"p": p, "y": y}), path, row_group_size=1 << 20)
-    exact = roc_auc_score(y, p.astype(np.float64))
-    global REPS
-    REPS = args.reps
-    res: dict[str, Any] = {"rows": args.rows, "partitions": args.partitions, "exact_auc": exact}
+    every = ["exact", "local", "dask", "spark", "evaluator", "bcm-0", "bcm-1000", "bcm-py", "sketch"]
+    cases = every if args.cases == "all" else args.cases.split(",")
+    unknown = set(cases) - set(every)
+    if unknown:
+        ap.error(f"unknown cases {sorted(unknown)}")
+    tmp = tempfile.mkdtemp()
+    path = args.data
+    if path is None:
+        rng = np.random.default_rng(0)
+        y = rng.integers(0, 2, args.rows).astype(np.int8)
+        p = (1 / (1 + np.exp(-(rng.normal(size=args.rows) + 1.2 * y)))).astype(np.float32)
+        path = os.path.join(tmp, "log.parquet")
+        pq.write_table(pa.table({"score": p, "label": y}), path, row_group_size=1 << 20)
+        del y, p
+    meta = pq.ParquetFile(path).metadata
+    warm = os.path.join(tmp, "warm.parquet")
+    pq.write_table(pq.ParquetFile(path).read_row_group(0).slice(0, WARM_ROWS), warm)
+    b = Bench(args.out, args.reps, args.timeout)
+    b.res.update({"data": path, "rows": meta.num_rows, "row_groups": meta.num_row_groups,
+                  "file_bytes": os.path.getsize(path), "reps": args.reps, "timeout_s": args.timeout,
+                  "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())})
 
-    def save() -> None:  # after every step: a failure later keeps what was measured
-        if args.out:
-            with open(args.out, "w") as f:
-                json.dump(res, f, indent=1)
+    exact = None
+    if "exact" in cases:
+        def exact_case() -> float:
+            t = pq.read_table(path, columns=["score", "label"])
+            return exact_auc(t["label"].to_numpy(), t["score"].to_numpy())
+        b.case("exact", exact_case, None)
+        exact = b.res["exact_auc"] = b.res["cases"]["exact"]["auc"]
+        if meta.num_rows <= 20_000_000:
+            from sklearn.metrics import roc_auc_score
 
-    t_local, local = timed(lambda: streameval.evaluate(path, score="p", label="y"))
-    res["local_s"] = t_local
-    res["local_auc_error"] = abs(local.metrics["roc_auc"]["value"] - exact)
-    save()
+            t = pq.read_table(path, columns=["score", "label"])
+            b.res["sklearn_auc"] = roc_auc_score(t["label"].to_numpy(), t["score"].to_numpy().astype(np.float64))
+            del t
+        b.save()
 
-    # The sketch: bytes per partition and merge cost.
-    part_rows = args.rows // args.partitions
-    parts = [streameval.BinarySketch().update(y[i * part_rows:(i + 1) * part_rows], p[i * part_rows:(i + 1) * part_rows])
-             for i in range(args.partitions)]
-    blobs = [s.to_bytes() for s in parts]
-    res["sketch_bytes_per_partition"] = statistics.median(len(b) for b in blobs)
-    from streameval.engines.common import merge_sketches
+    def se_auc(report: Any) -> float:
+        roc = report.metrics["roc_auc"]
+        b.res.setdefault("streameval_bounds", {})[str(report.provenance.get("engine", "local"))] = [
+            roc.get("lower"), roc.get("upper")]
+        return float(roc["value"])
 
-    t0 = time.perf_counter()
-    merged = merge_sketches(*blobs)
-    res["merge_s_per_sketch"] = (time.perf_counter() - t0) / len(blobs)
-    res["merged_sketch_bytes"] = len(merged)
-    save()
+    if "local" in cases:
+        streameval.evaluate(warm, score="score", label="label")
+        b.case("local", lambda: se_auc(streameval.evaluate(path, score="score", label="label")), exact)
 
-    import dask
-    import dask.dataframe as dd
+    if "dask" in cases:
+        import dask
+        import dask.dataframe as dd
 
-    import streameval.dask as sed
+        import streameval.dask as sed
 
-    with dask.config.set(scheduler="threads"):
-        ddf = dd.read_parquet(path).repartition(npartitions=args.partitions)
-        res["dask_s"], rd = timed(lambda: sed.evaluate(ddf, score="p", label="y"))
-        res["dask_auc_error"] = abs(rd.metrics["roc_auc"]["value"] - exact)
-        save()
+        with dask.config.set(scheduler="threads"):
+            sed.evaluate(dd.read_parquet(warm), score="score", label="label")
+            ddf = dd.read_parquet(path, split_row_groups=True)
+            b.res["dask_partitions"] = int(ddf.npartitions)
+            b.case("dask", lambda: se_auc(sed.evaluate(ddf, score="score", label="label")), exact)
 
-    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-    from pyspark.ml.evaluation import BinaryClassificationEvaluator
-    from pyspark.mllib.evaluation import BinaryClassificationMetrics
-    from pyspark.sql import SparkSession
+    spark_cases = [c for c in cases if c in ("spark", "evaluator", "bcm-0", "bcm-1000", "bcm-py")]
+    if spark_cases:
+        os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+        from pyspark.ml.evaluation import BinaryClassificationEvaluator
+        from pyspark.mllib.evaluation import BinaryClassificationMetrics
+        from pyspark.sql import SparkSession
 
-    import streameval.spark as ses
+        import streameval.spark as ses
 
-    spark = (SparkSession.builder.master("local[2]").config("spark.ui.enabled", "false")
-             .config("spark.driver.memory", "4g").getOrCreate())
-    spark.sparkContext.setLogLevel("ERROR")
-    sdf = spark.read.parquet(path).repartition(args.partitions).cache()
-    sdf.count()
-    res["spark_streameval_s"], rs = timed(lambda: ses.evaluate(sdf, score="p", label="y"))
-    res["spark_streameval_auc_error"] = abs(rs.metrics["roc_auc"]["value"] - exact)
-    save()
-    scored = sdf.selectExpr("cast(p as double) as rawPrediction", "cast(y as double) as label").cache()
-    scored.count()
-    ev = BinaryClassificationEvaluator(rawPredictionCol="rawPrediction", labelCol="label", metricName="areaUnderROC")
-    res["spark_evaluator_s"], auc_ev = timed(lambda: ev.evaluate(scored))
-    res["spark_evaluator_auc_error"] = abs(auc_ev - exact)
-    save()
-    pairs = scored.rdd.map(lambda r: (float(r[0]), float(r[1]))).cache()
-    pairs.count()
-    res["spark_metrics_default_s"], auc_m = timed(lambda: BinaryClassificationMetrics(pairs).areaUnderROC)
-    res["spark_metrics_default_auc_error"] = abs(auc_m - exact)
-    save()
-    spark.stop()
-    os.remove(path)
-    save()
-    print(json.dumps(res, indent=1))
+        split = max(4 << 20, -(-os.path.getsize(path) // meta.num_row_groups))
+        spark = (SparkSession.builder.master("local[2]").config("spark.ui.enabled", "false")
+                 .config("spark.driver.memory", args.driver_memory)
+                 .config("spark.sql.files.maxPartitionBytes", str(split)).getOrCreate())
+        spark.sparkContext.setLogLevel("ERROR")
+        b.spark = spark
+        b.res["spark"] = {"version": spark.version, "driver_memory": args.driver_memory,
+                          "max_heap_gib": round(spark.sparkContext._jvm.java.lang.Runtime.getRuntime().maxMemory()
+                                                / 2**30, 2)}
+        jvm = spark.sparkContext._jvm
+
+        def frames(p: str) -> tuple[Any, Any]:
+            raw = spark.read.parquet(p)
+            return raw, raw.selectExpr("cast(score as double) as score", "cast(label as double) as label")
+
+        def run_all(p: str, record: bool) -> None:
+            raw, scored = frames(p)
+            if record:
+                b.res["spark"]["partitions"] = raw.rdd.getNumPartitions()
+            steps: dict[str, Callable[[], float | None]] = {
+                "spark": lambda: se_auc(ses.evaluate(raw, score="score", label="label")),
+                "evaluator": lambda: float(BinaryClassificationEvaluator(
+                    rawPredictionCol="score", labelCol="label", metricName="areaUnderROC").evaluate(scored)),
+                "bcm-0": lambda: float(jvm.org.apache.spark.mllib.evaluation.BinaryClassificationMetrics(
+                    spark_pairs(scored), 0).areaUnderROC()),
+                "bcm-1000": lambda: float(jvm.org.apache.spark.mllib.evaluation.BinaryClassificationMetrics(
+                    spark_pairs(scored), 1000).areaUnderROC()),
+                "bcm-py": lambda: float(BinaryClassificationMetrics(
+                    scored.rdd.map(lambda r: (float(r[0]), float(r[1])))).areaUnderROC),
+            }
+            for c in spark_cases:
+                if record:
+                    b.case(c, steps[c], exact, spark=True)
+                else:
+                    steps[c]()
+
+        run_all(warm, record=False)
+        b.res["spark"]["warm_up_done"] = True
+        run_all(path, record=True)
+        spark.stop()
+        b.spark = None
+
+    if "sketch" in cases:
+        b.res["sketch"] = sketch_costs(path, 16)
+        b.save()
+    b.res["finished"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    b.save()
+    print(json.dumps(b.res, indent=1))
 
 
 if __name__ == "__main__":
