@@ -264,20 +264,22 @@ def test_linear_grid_multiclass_file(tmp_path):
     assert MulticlassSketch.from_bytes(s.to_bytes(compress=False)) == s
 
 
-@pytest.mark.parametrize("request_", ["auto", None, "coarse"])
+@pytest.mark.parametrize("request_", ["auto", None, "coarse", "given"])
 def test_empty_sketch_keeps_its_pair_grid_request(request_):
     """Regression: an empty sketch saved with the default pair_grid ("auto") read back with
     pairs off; it compared equal to the original but updated differently. Every request
     survives the round trip and the reloaded sketch updates like the original (K = 10, where
-    "auto" picks a coarser pair grid than the grid). (Left: an explicit pair_grid equal to the
-    grid, saved before any class is known, reads back as "auto"; see MulticlassSketch._pair_spec.)"""
+    "auto" picks a coarser pair grid than the grid). "given" is an explicit pair_grid equal to
+    the grid, which used to read back as "auto" (the header field pair_grid_given now says it)."""
     from streameval import ProbabilityGrid
     from streameval.sketch.multiclass import auto_pair_grid
 
     grid = ProbabilityGrid(mantissa_bits=8)
-    pair_grid = ProbabilityGrid(mantissa_bits=5) if request_ == "coarse" else request_
+    pair_grid = {"coarse": ProbabilityGrid(mantissa_bits=5), "given": ProbabilityGrid(mantissa_bits=8)}.get(request_, request_)
     empty = MulticlassSketch(grid=grid, pair_grid=pair_grid)
-    back = MulticlassSketch.from_bytes(empty.to_bytes())
+    data = empty.to_bytes()
+    assert ("pair_grid_given" in _split(data)[0]) == (request_ == "given")  # other files: unchanged bytes
+    back = MulticlassSketch.from_bytes(data)
     assert back == empty
     rng = np.random.default_rng(5)
     y = rng.integers(0, 10, 200)
@@ -285,8 +287,8 @@ def test_empty_sketch_keeps_its_pair_grid_request(request_):
     empty.update(y, p)
     back.update(y, p)
     assert back == empty and back.to_bytes() == empty.to_bytes()
-    expected = {"auto": auto_pair_grid(grid, 10), None: None, "coarse": pair_grid}[request_]
-    assert request_ != "auto" or expected != grid  # "auto" is not read back as the grid itself
+    expected = {"auto": auto_pair_grid(grid, 10), None: None, "coarse": pair_grid, "given": grid}[request_]
+    assert auto_pair_grid(grid, 10) != grid  # so "auto" and "given" would differ if mixed up
     assert back.pair_grid == expected
     if expected is None:
         with pytest.raises(ValueError, match="pair_grid=None"):
@@ -294,3 +296,42 @@ def test_empty_sketch_keeps_its_pair_grid_request(request_):
     else:
         assert back.roc_auc("ovo") == empty.roc_auc("ovo")
     assert (MulticlassSketch(grid=grid) == MulticlassSketch(grid=grid, pair_grid=None)) is False
+
+
+def test_explicit_pair_grid_equal_to_grid_is_not_auto():
+    """An empty sketch asked for pair_grid=grid differs from one left at "auto" (they update
+    differently beyond K = 4), in memory and read back; an old file without the field (what an
+    "auto" sketch writes, and what a given one wrote before the field existed) still reads as "auto"."""
+    from streameval import ProbabilityGrid
+    from streameval.sketch.multiclass import auto_pair_grid
+
+    grid = ProbabilityGrid(mantissa_bits=8)
+    given, auto = MulticlassSketch(grid=grid, pair_grid=grid), MulticlassSketch(grid=grid)
+    assert given != auto
+    header, payload, _ = _split(given.to_bytes())
+    assert header["pair_grid_given"] is True and header["pair_grid"] == header["grid"]
+    old = dict(header)
+    del old["pair_grid_given"]
+    assert _frame(old, payload, True) == auto.to_bytes()  # the old bytes of "given" are those of "auto"
+    read_old = MulticlassSketch.from_bytes(_frame(old, payload, True))
+    assert read_old == auto
+    y, p = np.arange(20) % 10, np.random.default_rng(1).dirichlet(np.ones(10), 20)
+    assert read_old.update(y, p).pair_grid == auto_pair_grid(grid, 10) != grid
+    assert MulticlassSketch.from_bytes(given.to_bytes()).update(y, p).pair_grid == grid
+
+
+def test_pair_grid_given_header_checked(built):
+    """pair_grid_given: only true, only in an empty sketch whose stored pair grid is its grid."""
+    from streameval import ProbabilityGrid
+
+    grid = ProbabilityGrid(mantissa_bits=8)
+    header, payload, _ = _split(MulticlassSketch(grid=grid, pair_grid=grid).to_bytes())
+    for value in (False, 1, "yes", None):
+        _decode_fails(_frame({**header, "pair_grid_given": value}, payload), "pair_grid_given")
+    coarse = ProbabilityGrid(mantissa_bits=5).spec()
+    _decode_fails(_frame({**header, "pair_grid": coarse}, payload), "pair_grid_given")
+    full, full_payload, _ = _split(built["scores"].to_bytes())
+    _decode_fails(_frame({**full, "pair_grid": full["grid"], "pair_grid_given": True}, full_payload), "pair_grid_given")
+    parts = MulticlassSketch(grid=grid)._parts()
+    with pytest.raises(SketchFormatError, match="pair_grid_given"):
+        MulticlassSketch._from_parts({**parts, "pair_grid_given": "yes"})

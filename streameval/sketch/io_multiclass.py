@@ -99,6 +99,8 @@ def encode_multiclass(parts: dict[str, Any], compress: bool = True) -> bytes:
         "n_pairs": int(pair_keys.shape[0]),
         "counters": counters,
     }
+    if parts.get("pair_grid_given"):  # written only in that case: every other file is unchanged (§9.1)
+        header["pair_grid_given"] = True
 
     def arr(value: Any, shape: tuple[int, ...]) -> bytes:
         return np.ascontiguousarray(np.asarray(value, dtype="<f8").reshape(shape)).tobytes()
@@ -167,6 +169,9 @@ def _header(h: dict[str, Any], source: str | None) -> dict[str, Any]:
     if classes is not None and len(classes) < 2 and h["mode"] != "labels":
         raise _fail(f"bad header field classes={classes!r}: scores need at least 2 classes", source)
     k = 0 if classes is None else len(classes)
+    if "pair_grid_given" in h and (h["pair_grid_given"] is not True or classes is not None or pair_grid != grid):
+        raise _fail(f"bad header field pair_grid_given={h['pair_grid_given']!r}: only true, and only with classes null "
+                    "and pair_grid equal to grid", source)
     npair = (pair_grid or grid).n_bins
     for name, top in (("n_bins", k * grid.n_bins), ("n_pairs", 0 if pair_grid is None else k * (k - 1) * npair)):
         if not io_header._is_int(h[name]) or not 0 <= h[name] <= top:
@@ -429,4 +434,5 @@ def decode_multiclass(header: dict[str, Any], stored: memoryview, flags: int, so
         "pair_keys": pair_keys,
         "pair_values": pair_values,
         "replicates": replicates,
+        **({"pair_grid_given": True} if "pair_grid_given" in header else {}),
     }

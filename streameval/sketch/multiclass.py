@@ -346,7 +346,7 @@ class MulticlassSketch(MulticlassMetrics):
         if not isinstance(other, MulticlassSketch):
             return False
         a, b = self._parts(), other._parts()
-        return all(_same(a[key], b[key]) for key in a) and a.keys() == b.keys()
+        return a.keys() == b.keys() and all(_same(a[key], b[key]) for key in a)
 
     __hash__ = None  # type: ignore[assignment]
 
@@ -376,19 +376,27 @@ class MulticlassSketch(MulticlassMetrics):
             "pair_keys": self._pair_keys if self._classes is not None else np.empty(0, dtype=np.int64),
             "pair_values": self._pair_values if self._classes is not None else mk.empty_cells(0),
             "replicates": self.replicates,
+            **({"pair_grid_given": True} if self._pair_given() else {}),
         }
 
     def _pair_spec(self) -> dict[str, Any] | None:
         """The pair grid as stored: resolved once the classes are known; before that, the request
         (``"auto"`` is stored as the grid itself, which is what "auto" picks for few classes), so
-        that an empty sketch read back from a file updates as the one that was saved. One case stays
-        ambiguous without a header field of its own: an explicit ``pair_grid`` equal to the grid,
-        saved before any class is known, reads back as "auto" (the same pair grid up to K = 4 on
-        the default grid, a coarser one beyond)."""
+        that an empty sketch read back from a file updates as the one that was saved. An explicit
+        ``pair_grid`` equal to the grid, stored the same way before any class is known, is told
+        apart from "auto" by the part ``pair_grid_given`` (:meth:`_pair_given`)."""
         if self._classes is None:
             req = self._pair_request
             return self.grid.spec() if req == "auto" else req.spec() if isinstance(req, Grid) else None
         return None if self.pair_grid is None else self.pair_grid.spec()
+
+    def _pair_given(self) -> bool:
+        """True for the one request that the stored pair grid alone cannot tell from "auto": an
+        explicit ``pair_grid`` equal to the grid, before any class is known (the header field
+        ``pair_grid_given``, docs/sketch-format.md §9.1). Once the classes are known the pair grid
+        is resolved and the request no longer matters."""
+        req = self._pair_request
+        return self._classes is None and isinstance(req, Grid) and req == self.grid
 
     @classmethod
     def _from_parts(cls, parts: dict[str, Any], source: str | None = None) -> "MulticlassSketch":
@@ -401,7 +409,7 @@ class MulticlassSketch(MulticlassMetrics):
         """
         v = ms.check_parts(parts, source)
         request: Grid | str | None = v["pair_grid"]
-        if v["classes"] is None and request == v["grid"]:  # see _pair_spec
+        if v["classes"] is None and request == v["grid"] and not v["pair_grid_given"]:  # see _pair_spec
             request = "auto"
         out = cls(None, v["grid"], pair_grid=request, max_classes=v["max_classes"])
         out._learned = v["learned"]

@@ -444,10 +444,15 @@ def check_parts(parts: dict[str, Any], source: str | None = None) -> dict[str, A
             "classes": None if parts["classes"] is None else np.asarray(parts["classes"]),
             "mode": parts["mode"],
             "prediction": parts["prediction"],
+            "pair_grid_given": parts.get("pair_grid_given", False),
         }
     except (KeyError, TypeError, ValueError) as exc:
         raise bad(f"bad grid or settings ({exc})") from None
     classes = out["classes"]
+    if out["pair_grid_given"] is not False and not (
+        out["pair_grid_given"] is True and classes is None and out["pair_grid"] == out["grid"]
+    ):  # only an empty sketch's explicit pair grid equal to its grid needs saying (see MulticlassSketch._pair_given)
+        raise bad(f"pair_grid_given={parts['pair_grid_given']!r} is only for a sketch without classes whose pair grid is its grid")
     if classes is None:
         return out
     k = classes.shape[0]
