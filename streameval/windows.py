@@ -201,8 +201,12 @@ def window_keys(times: Any, window: Window, tz: str | None = None, *, column: st
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    starts = window_starts(times, window, tz, column=column)
     zone = tz or "UTC"
+    if zone in _UTC and window.unit in _MICROS:
+        direct = _utc_fixed_keys(times, window)
+        if direct is not None:
+            return direct
+    starts = window_starts(times, window, tz, column=column)
     if not (zone in _UTC and window.unit in _MICROS) or starts.null_count == len(starts):
         return starts.dictionary_encode(null_encoding="encode")
     length = window.multiple * _MICROS[window.unit]
@@ -215,4 +219,38 @@ def window_keys(times: Any, window: Window, tz: str | None = None, *, column: st
     v = np.asarray(micros.fill_null(lo).to_numpy(zero_copy_only=False), dtype=np.int64)
     indices = pa.array(((v - lo) // length).astype(np.int32), mask=None if valid is None else ~valid)
     dictionary = pa.array(lo + length * np.arange(count, dtype=np.int64), pa.timestamp("us", tz="UTC"))
+    return pa.DictionaryArray.from_arrays(indices, dictionary)
+
+
+def _utc_fixed_keys(times: Any, window: Window) -> Any:
+    """:func:`window_keys` of second, millisecond or microsecond timestamps for a fixed-length
+    window in UTC, straight from the int64 values (no conversion of the column, one floor
+    division); None when another path must answer (other types, nanoseconds, all nulls, or
+    windows too sparse to number densely)."""
+    import numpy as np
+    import pyarrow as pa
+
+    arr = times.combine_chunks() if isinstance(times, pa.ChunkedArray) else times
+    if not isinstance(arr, pa.Array) or not pa.types.is_timestamp(arr.type) or arr.type.unit == "ns":
+        return None
+    n = len(arr)
+    if n == 0 or arr.null_count == n:
+        return None
+    per = {"s": 10**6, "ms": 10**3, "us": 1}[arr.type.unit]  # microseconds per stored unit
+    length = window.multiple * _MICROS[window.unit]
+    origin = _MONDAY if window.unit == "week" else 0
+    if length % per or origin % per:
+        return None
+    # naive timestamps are read as UTC and zoned ones are stored as UTC instants: the stored
+    # integers are UTC either way
+    v = np.frombuffer(arr.buffers()[1], dtype=np.int64, count=n, offset=arr.offset * 8)
+    floored = (v - origin // per) // (length // per)
+    valid = None if arr.null_count == 0 else np.asarray(arr.is_valid())
+    seen = floored if valid is None else floored[valid]
+    lo, hi = int(seen.min()), int(seen.max())
+    count = hi - lo + 1
+    if count > max(n, 1 << 16):  # sparse windows over a long span: hashed by the other path
+        return None
+    indices = pa.array((floored - lo).astype(np.int32), mask=None if valid is None else ~valid)
+    dictionary = pa.array((lo + np.arange(count, dtype=np.int64)) * length + origin, pa.timestamp("us", tz="UTC"))
     return pa.DictionaryArray.from_arrays(indices, dictionary)

@@ -387,3 +387,54 @@ def test_to_arrow_from_columns_equals_the_rows():
     assert fast.equals(pa.Table.from_pylist(t.rows)) and fast.column_names == t.columns
     t.rows = t.rows[:3]  # rows replaced: built from the rows again
     assert t.to_arrow().num_rows == 3
+
+
+@pytest.mark.parametrize("unit", ["s", "ms", "us"])
+@pytest.mark.parametrize("tz", [None, "UTC", "America/New_York"])
+def test_fixed_windows_from_stored_integers_equal_arrows_flooring(unit, tz):
+    """UTC windows of 1h/1d/1w... are numbered straight from the stored integers of second,
+    milli- and microsecond timestamps (naive or zoned, with nulls, sliced arrays); Arrow's
+    floor_temporal of the UTC instants is the reference."""
+    import pyarrow.compute as pc
+
+    from streameval.windows import _utc_fixed_keys, window_keys
+
+    rng = np.random.default_rng(13)
+    micros = rng.integers(-40_000_000, 60_000_000, 20_000) * 1_000_000 + rng.integers(0, 1_000_000, 20_000)
+    per = {"s": 10**6, "ms": 10**3, "us": 1}[unit]
+    times = pa.array(micros // per, pa.timestamp(unit, tz=tz), mask=rng.random(20_000) < 0.02).slice(11)
+    for spec in ("1h", "6h", "1d", "7d", "1w", "2w"):
+        win = parse_window(spec)
+        keys = _utc_fixed_keys(times, win)
+        assert keys is not None
+        assert keys.equals(window_keys(times, win))
+        expected = pc.floor_temporal(times.cast(pa.timestamp("us", tz=tz)).cast(pa.timestamp("us", tz="UTC")),
+                                     multiple=win.multiple, unit=win.unit, week_starts_monday=True)
+        assert keys.cast(expected.type).equals(expected), spec
+    assert _utc_fixed_keys(times.cast(pa.timestamp("ns", tz=tz)), parse_window("1d")) is None  # the other path
+
+
+@pytest.mark.parametrize("dtype", ["int8", "int64", "uint32"])
+def test_integer_keys_by_lookup_table_equal_arrows_dictionary(dtype, monkeypatch):
+    """Integer key columns without nulls take ids from a lookup table over their range; the
+    groups, their order of creation and every row's group equal those of Arrow's dictionary
+    encoding, over chunks that bring new values."""
+    from streameval.sketch.groupkeys import KeyEncoder
+
+    rng = np.random.default_rng(14)
+    lo = 0 if dtype == "uint32" else -60
+    chunks = [rng.integers(lo, lo + 50 + 20 * i, 5000).astype(dtype) for i in range(4)]
+    other = [rng.choice(["a", "b", None], 5000) for _ in range(4)]
+
+    def encode(fast: bool):
+        keys: list[tuple] = []
+        enc = KeyEncoder(["k", "c"], lambda key: keys.append(key) or len(keys) - 1)
+        if not fast:
+            monkeypatch.setattr(enc, "_small_int_ids", lambda i, arr: None)
+        ids = [enc.group_ids({"k": pa.array(k), "c": c}, len(k)) for k, c in zip(chunks, other, strict=True)]
+        return keys, ids
+
+    (k1, i1), (k2, i2) = encode(True), encode(False)
+    assert k1 == k2 and all(np.array_equal(a, b) for a, b in zip(i1, i2, strict=True))
+    for ids, k, c in zip(i1, chunks, other, strict=True):
+        assert [k1[g] for g in ids[:50]] == [(int(a), b) for a, b in zip(k[:50], c[:50], strict=True)]

@@ -9,7 +9,9 @@ State is one sorted table of *cells*, ``(group, bin, class) -> [weight, min, max
 with class 0/1 for labelled negatives/positives and 2 for rows whose label has not arrived yet.
 A chunk's rows get group ids from vectorized Arrow/NumPy code (Python work only per distinct key
 of the chunk) and are binned by the compiled :func:`~streameval.kernels.grouped.grouped_update`
-into a hash table of cells, sorted once when the set is read. Memory is proportional to occupied
+into a hash table of cells, or, when most rows are cells of their own (many small groups), kept
+as packed sort keys and sorted once (:mod:`~streameval.kernels.grouped_sort`); either way the
+cells are sorted once, when the set is read. Memory is proportional to occupied
 cells, not to groups x grid bins: 30,000 groups cost what their rows occupy. A group's
 :class:`~streameval.BinarySketch` is materialized on demand from its cells, so every binary
 metric, curve and interval applies per group unchanged.
@@ -28,7 +30,7 @@ from ..errors import IncompatibleGridError, InputError, InputTypeError, UsageErr
 from ..grid import DEFAULT_GRID, Grid
 from ..inputs import LabelEncoder, as_1d_array, clean_scores, clean_weights, null_labels
 from ..kernels import binary as kernels
-from ..kernels import grouped
+from ..kernels import grouped, grouped_sort
 from .binary import BinarySketch, _plain
 from .binary_merge import merge_labels as _merge_labels
 from .cells import decode_cells, encode_cells
@@ -101,6 +103,7 @@ class SketchSet:
         self._pending_cells = 0
         self._table = grouped.new_table()  # cells added by update, not yet sorted (see kernels.grouped)
         self._used = 0
+        self._rows = grouped_sort.RowBuffer()  # or rows buffered to be sorted, when most rows are cells of their own
         self._encoder = KeyEncoder(self.key_names, self._group)
         # per group, one 64-byte line: the _INT counters then the _FLOAT sums (counts exact below 2**53)
         self._ctr = np.zeros((0, len(_INT) + len(_FLOAT)), dtype=np.float64)
@@ -262,11 +265,13 @@ class SketchSet:
                              "use a coarser grid or fewer groups")
         self._labels = encoder
         self.weighted = self.weighted or weighted
-        self._table = grouped.reserve(self._table, self._used, n)
-        self._table, self._used = grouped.grouped_update(
-            self._table, self._used, *self.grid.kernel_params(), self.grid.n_bins, gid,
-            np.ascontiguousarray(scores, dtype=np.float64), cls, np.ascontiguousarray(w, dtype=np.float64),
-            weighted, self._ctr)
+        args = (*self.grid.kernel_params(), self.grid.n_bins, gid, np.ascontiguousarray(scores, dtype=np.float64), cls,
+                np.ascontiguousarray(w, dtype=np.float64), weighted, self._ctr)
+        if self._rows.takes(n, len(self._keys) * 3 * self.grid.n_bins):
+            self._rows.add(*args)
+        else:
+            self._table = grouped.reserve(self._table, self._used, n)
+            self._table, self._used = grouped.grouped_update(self._table, self._used, *args)
         return self
 
     def _consolidate(self) -> None:
@@ -274,6 +279,9 @@ class SketchSet:
         if self._used:
             code, cell = grouped.drain(self._table, self._used, 3 * self.grid.n_bins, max(len(self._keys), 1))
             self._table, self._used = grouped.new_table(), 0
+            self._code, self._cell = grouped.merge_sorted(self._code, self._cell, code, cell)
+        if self._rows.runs or self._rows.rows:
+            code, cell = self._rows.drain()
             self._code, self._cell = grouped.merge_sorted(self._code, self._cell, code, cell)
         if self._pending:
             code, cell = _reduce(np.concatenate([c for c, _ in self._pending]), np.concatenate([v for _, v in self._pending]))

@@ -1,0 +1,321 @@
+# mypy: disable-error-code="call-arg,no-untyped-call,assignment,var-annotated"
+# (Numba-compiled code: scalar types are Numba's, and intrinsics are called with typing contexts)
+"""The grouped update by sorting: rows buffered as packed keys, sorted once, reduced to cells.
+
+With many small groups (1,000 slices x 30 days, a few hundred rows per group) almost every row is
+a ``(group, bin, class)`` cell of its own. The hash table of :mod:`streameval.kernels.grouped`
+then grows with the rows: each row is a random access into a table of hundreds of MB, the table
+is rehashed each time it doubles, and the fresh memory it touches (~70 bytes per cell over its
+growth) is the dominant cost on a virtual machine. A row is smaller than a cell (16 bytes: a
+packed key and the score, against a cell's 40), so here rows are kept as they come and sorted
+once:
+
+1. :func:`pack` writes one int64 per row, ``cell code << ROW_BITS | row`` (the row's place in
+   the buffer: keys are distinct, and a sort orders each cell's rows by arrival), and adds the
+   group counters in the same pass; the scores (and weights) are copied beside the keys;
+2. when the buffer is full or the set is read, NumPy sorts the keys in place (its vectorized
+   quicksort, ~20-30 ms per million keys here) and :func:`reduce_run` turns them into cells
+   sorted by code in one pass (a *run*; each cell's rows added in arrival order, as the hash
+   table adds them);
+3. runs (one per 2**24 buffered rows) are merged by a k-way merge (:func:`merge_runs`).
+
+:class:`RowBuffer` decides per set: the first chunk of at least :data:`MIN_SORT_ROWS` rows is
+sorted at once to measure its cells per row; below :data:`DENSE` the set keeps using the hash
+table, which stays small and cache-resident when many rows share a cell.
+"""
+
+from __future__ import annotations
+
+import numba as nb
+import numpy as np
+
+from .binary import BLOCK, _block_keys
+from .cache import ENABLED as CACHE
+from .grouped import PREFETCH_DISTANCE, _row_terms, merge_sorted
+from .intrinsics import prefetch
+
+__all__ = ["RowBuffer", "pack", "reduce_run", "merge_runs", "DENSE", "MIN_SORT_ROWS", "ROW_BITS"]
+
+DENSE = 0.25
+"""Cells per row (of the first large chunk) from which a set buffers and sorts its rows."""
+MIN_SORT_ROWS = 1 << 15
+"""Chunks shorter than this go to the hash table while the set has not chosen (too few rows to
+measure the density on)."""
+ROW_BITS = 24
+"""Bits of a packed key holding the row's place in the buffer: the buffer holds 2**24 rows."""
+
+
+@nb.njit(nogil=True, cache=CACHE, boundscheck=False, error_model="numpy")
+def pack(kind, f0, f1, f2, i0, i1, i2, cuts, n_bins, gid, scores, cls, weights,  # type: ignore[no-untyped-def]
+         weighted, row_bits, row0, out, counters):
+    """Packed sort keys of one chunk, ``out[i] = ((gid * n_bins + bin) * 3 + cls) << row_bits | (row0 + i)``;
+    adds every row's group counters to ``counters`` (as :func:`grouped.grouped_update` does).
+
+    Parameters are those of :func:`streameval.kernels.grouped.grouped_update`, plus ``row_bits``
+    and ``row0`` (``row0 + n <= 2**row_bits``; the caller checks that the largest code fits in the
+    other bits) and ``out``, an int64 array of shape (n,).
+    """
+    n = scores.shape[0]
+    keys = np.empty(BLOCK, dtype=np.int64)
+    terms = np.empty((6, BLOCK), dtype=np.float64)
+    ctr = counters.reshape(-1)
+    for start in range(0, n, BLOCK):
+        end = min(start + BLOCK, n)
+        m = end - start
+        sc = scores[start:end]
+        cl = cls[start:end]
+        gb = gid[start:end]
+        ob = out[start:end]
+        _block_keys(kind, f0, f1, f2, i0, i1, i2, cuts, sc, keys)
+        _row_terms(sc, cl, weights[start:end] if weighted else weights, weighted, terms)
+        for j in range(m):
+            ob[j] = (((gb[j] * n_bins + keys[j]) * 3 + cl[j]) << row_bits) | (row0 + start + j)
+        for j in range(m):
+            prefetch(ctr, gb[min(j + PREFETCH_DISTANCE, m - 1)] * 8)
+            g = gb[j] * 8
+            ctr[g] += 1.0
+            ctr[g + 1] += terms[0, j]
+            ctr[g + 2] += terms[1, j]
+            ctr[g + 3] += terms[2, j]
+            ctr[g + 4] += 1.0 if cl[j] == 2 else 0.0
+            ctr[g + 5] += terms[3, j]
+            ctr[g + 6] += terms[4, j]
+            ctr[g + 7] += terms[5, j]
+
+
+@nb.njit(nogil=True, cache=CACHE, boundscheck=False, error_model="numpy")
+def reduce_run(keys, row_bits, scores, weights, weighted, codes, cells):  # type: ignore[no-untyped-def]
+    """Cells of a chunk from its sorted packed keys; returns how many were written.
+
+    Rows with a NaN score or a zero weight make no cell (they are counted by :func:`pack`).
+    ``codes`` (int64, shape (n,)) and ``cells`` (float64, shape (n, 4): weight, min, max,
+    score sum) receive the cells in code order; each cell's rows are added in row order.
+    """
+    mask = (np.int64(1) << row_bits) - 1
+    k = 0
+    last = -1
+    for i in range(keys.shape[0]):
+        key = keys[i]
+        row = key & mask
+        s = np.float64(scores[row])
+        w = weights[row] if weighted else 1.0
+        ahead = keys[min(i + 16, keys.shape[0] - 1)] & mask
+        prefetch(scores, ahead)
+        if weighted:
+            prefetch(weights, ahead)
+        if s != s or w == 0.0:
+            continue
+        code = key >> row_bits
+        if code == last:
+            c = k - 1
+            cells[c, 0] += w
+            if s < cells[c, 1]:
+                cells[c, 1] = s
+            if s > cells[c, 2]:
+                cells[c, 2] = s
+            cells[c, 3] += w * s
+        else:
+            codes[k] = code
+            cells[k, 0] = w
+            cells[k, 1] = s
+            cells[k, 2] = s
+            cells[k, 3] = w * s
+            last = code
+            k += 1
+    return k
+
+
+@nb.njit(inline="always", nogil=True)
+def _before(hc, hr, a, b):  # type: ignore[no-untyped-def]
+    return hc[a] < hc[b] or (hc[a] == hc[b] and hr[a] < hr[b])
+
+
+@nb.njit(nogil=True, inline="always")
+def _sift(hc, hr, size):  # type: ignore[no-untyped-def]
+    i = 0
+    while True:
+        a = 2 * i + 1
+        if a >= size:
+            return
+        if a + 1 < size and _before(hc, hr, a + 1, a):
+            a += 1
+        if not _before(hc, hr, a, i):
+            return
+        hc[i], hc[a] = hc[a], hc[i]
+        hr[i], hr[a] = hr[a], hr[i]
+        i = a
+
+
+@nb.njit(nogil=True, cache=CACHE, boundscheck=False, error_model="numpy")
+def _merge_runs(run_codes, run_cells, starts, codes, cells):  # type: ignore[no-untyped-def]
+    r = starts.shape[0] - 1
+    pos = starts[:r].copy()
+    hc = np.empty(r, dtype=np.int64)  # a binary heap of (head code, run)
+    hr = np.empty(r, dtype=np.int64)
+    size = 0
+    for j in range(r):
+        if starts[j + 1] > starts[j]:
+            hc[size] = run_codes[starts[j]]
+            hr[size] = j
+            size += 1
+            i = size - 1
+            while i > 0 and _before(hc, hr, i, (i - 1) // 2):
+                p = (i - 1) // 2
+                hc[i], hc[p] = hc[p], hc[i]
+                hr[i], hr[p] = hr[p], hr[i]
+                i = p
+    k = 0
+    last = -1
+    while size:
+        j = hr[0]
+        p = pos[j]
+        end = starts[j + 1]
+        # copy this run's cells while they come before every other run's head (long stretches
+        # when runs cover different groups), combining a code equal to the last one written
+        bound = hc[1] if size > 1 else np.iinfo(np.int64).max
+        if size > 2 and hc[2] < bound:
+            bound = hc[2]
+        while True:
+            code = run_codes[p]
+            if code == last:
+                c = k - 1
+                cells[c, 0] += run_cells[p, 0]
+                cells[c, 1] = min(cells[c, 1], run_cells[p, 1])
+                cells[c, 2] = max(cells[c, 2], run_cells[p, 2])
+                cells[c, 3] += run_cells[p, 3]
+            else:
+                codes[k] = code
+                for f in range(4):
+                    cells[k, f] = run_cells[p, f]
+                last = code
+                k += 1
+            p += 1
+            if p >= end or run_codes[p] >= bound:
+                break
+        pos[j] = p
+        if p < end:
+            hc[0] = run_codes[p]
+        else:
+            size -= 1
+            hc[0] = hc[size]
+            hr[0] = hr[size]
+        _sift(hc, hr, size)
+    return k
+
+
+def merge_runs(runs: list[tuple[np.ndarray, np.ndarray]]) -> tuple[np.ndarray, np.ndarray]:
+    """Union of sorted cell runs ``(codes int64 (k,), cells float64 (k, 4))``, sorted by code.
+
+    Equal codes combine: weights and score sums add in run order, min/max combine. One pass over
+    all cells with a heap of the runs' heads; a run's cells that come before every other head are
+    copied without touching the heap.
+    """
+    if not runs:
+        return np.empty(0, dtype=np.int64), np.empty((0, 4), dtype=np.float64)
+    if len(runs) == 1:
+        return runs[0]
+    if len(runs) == 2:
+        return merge_sorted(*runs[0], *runs[1])
+    total = sum(c.shape[0] for c, _ in runs)
+    codes = np.empty(total, dtype=np.int64)
+    cells = np.empty((total, 4), dtype=np.float64)
+    starts = np.cumsum([0] + [c.shape[0] for c, _ in runs])
+    run_codes = np.concatenate([c for c, _ in runs])
+    run_cells = np.concatenate([v for _, v in runs])
+    runs.clear()
+    k = _merge_runs(run_codes, run_cells, starts, codes, cells)
+    if k < total - total // 8:  # many duplicates: give the unused memory back
+        return codes[:k].copy(), cells[:k].copy()
+    return codes[:k], cells[:k]
+
+
+class RowBuffer:
+    """The rows of a sketch set waiting to be sorted into cells, and the runs already sorted.
+
+    Parameters
+    ----------
+    capacity : int, default ``2**ROW_BITS``
+        Rows buffered before they are sorted into a run (at most ``2**ROW_BITS``). The buffer is
+        allocated once, untouched (its memory is used as rows arrive), and kept for the next run.
+
+    Notes
+    -----
+    ``dense`` is None until the first chunk of at least :data:`MIN_SORT_ROWS` rows has been seen,
+    then True (chunks go here) or False (chunks go to the hash table).
+    """
+
+    def __init__(self, capacity: int = 1 << ROW_BITS) -> None:
+        if not 1 <= capacity <= 1 << ROW_BITS:
+            raise ValueError(f"capacity must be in [1, 2**{ROW_BITS}], got {capacity}")
+        self.capacity = capacity
+        self.dense: bool | None = None
+        self.runs: list[tuple[np.ndarray, np.ndarray]] = []
+        self.rows = 0
+        self._keys = np.empty(0, dtype=np.int64)
+        self._scores = np.empty(0, dtype=np.float64)
+        self._weights: np.ndarray | None = None
+
+    def takes(self, n: int, max_code: int) -> bool:
+        """Whether a chunk of ``n`` rows whose cell codes are below ``max_code`` goes here."""
+        if max_code.bit_length() + ROW_BITS > 63:
+            return False
+        return bool(self.dense) or (self.dense is None and n >= MIN_SORT_ROWS)
+
+    def add(self, kind: int, f0: float, f1: float, f2: float, i0: int, i1: int, i2: int, cuts: np.ndarray,
+            n_bins: int, gid: np.ndarray, scores: np.ndarray, cls: np.ndarray, weights: np.ndarray,
+            weighted: bool, counters: np.ndarray) -> None:
+        """Buffer one chunk, adding its group counters (arguments as :func:`grouped.grouped_update`'s:
+        ``scores`` and ``weights`` float64, ``weights`` ignored unless ``weighted``)."""
+        if self._keys.shape[0] == 0:
+            self._keys = np.empty(self.capacity, dtype=np.int64)
+            self._scores = np.empty(self.capacity, dtype=np.float64)
+        if weighted and self._weights is None:
+            self._weights = np.empty(self.capacity, dtype=np.float64)
+            self._weights[: self.rows] = 1.0
+        n = scores.shape[0]
+        done = 0
+        while done < n:
+            if self.rows == self.capacity:
+                self.flush()
+            m = min(n - done, self.capacity - self.rows)
+            a, b = self.rows, self.rows + m
+            part = slice(done, done + m)
+            pack(kind, f0, f1, f2, i0, i1, i2, cuts, n_bins, gid[part], scores[part], cls[part],
+                 weights[part] if weighted else weights, weighted, ROW_BITS, a, self._keys[a:b], counters)
+            self._scores[a:b] = scores[part]
+            if self._weights is not None:
+                self._weights[a:b] = weights[part] if weighted else 1.0
+            self.rows = b
+            done += m
+            if self.dense is None:
+                # decide once, on this chunk's own cells per row
+                codes = np.sort(self._keys[a:b] >> ROW_BITS)
+                cells = 1 + int(np.count_nonzero(codes[1:] != codes[:-1]))
+                self.dense = cells >= DENSE * m
+                if not self.dense:
+                    self.flush()
+
+    def flush(self) -> None:
+        """Sort the buffered rows into a run."""
+        n = self.rows
+        if n == 0:
+            return
+        keys = self._keys[:n]
+        keys.sort()
+        weighted = self._weights is not None
+        codes = np.empty(n, dtype=np.int64)
+        cells = np.empty((n, 4), dtype=np.float64)
+        k = reduce_run(keys, ROW_BITS, self._scores[:n], self._weights if weighted else self._scores, weighted,
+                       codes, cells)
+        self.rows = 0
+        if k < n - n // 8:  # many rows per cell: give the unused memory back
+            codes, cells = codes[:k].copy(), cells[:k].copy()
+        self.runs.append((codes[:k], cells[:k]))
+
+    def drain(self) -> tuple[np.ndarray, np.ndarray]:
+        """All rows as one cell table sorted by code; the buffer's memory is released."""
+        self.flush()
+        runs, self.runs = self.runs, []
+        self._keys, self._scores, self._weights = (np.empty(0, dtype=np.int64), np.empty(0, dtype=np.float64),
+                                                   None)
+        return merge_runs(runs)
