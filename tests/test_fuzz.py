@@ -24,6 +24,7 @@ from typing import Any, Callable
 
 import numpy as np
 import pytest
+import sketch_layout
 
 from streameval import BinarySketch, FloatGrid, LinearGrid, ProbabilityGrid, SketchFormatError
 from streameval.errors import StreamevalError
@@ -73,7 +74,8 @@ def _bases() -> list[bytes]:
             if gi == 1 and variant == 3:
                 pos_label, labels = "fraud", np.where(y == 1, "fraud", "ok")
             sk = BinarySketch(grid, pos_label=pos_label).update(labels, s, w, nan_policy="skip")
-            out.append(sk.to_bytes(compress=(gi + variant) % 3 != 0))
+            out.append(sk.to_bytes(compress=(gi + variant) % 3 != 0, format_version=1))
+            out.append(sk.to_bytes(compress=(gi + variant) % 3 == 0))  # version 3
     return out
 
 
@@ -91,6 +93,9 @@ def _split(data: bytes) -> tuple[int, int, dict, np.ndarray, np.ndarray]:
     if flags & 1:
         payload = zlib.decompress(payload)
     k = header["n_bins"]
+    if version == 3:
+        keys, values = sketch_layout.decode_payload(payload, k)
+        return version, flags, header, np.diff(keys, prepend=np.int64(0)), values
     deltas = np.frombuffer(payload, dtype="<u4", count=k).astype(np.int64)
     values = np.frombuffer(payload, dtype="<f8", offset=4 * k).reshape(k, 2, 4).copy()
     return version, flags, header, deltas, values
@@ -99,7 +104,11 @@ def _split(data: bytes) -> tuple[int, int, dict, np.ndarray, np.ndarray]:
 def _pack(version: int, flags: int, header: Any, deltas: np.ndarray, values: np.ndarray,
           raw_header: bytes | None = None, extra_zlib: bytes = b"") -> bytes:
     hbytes = raw_header if raw_header is not None else json.dumps(header, sort_keys=True).encode()
-    payload = (np.asarray(deltas) % (1 << 32)).astype("<u4").tobytes() + np.asarray(values, dtype="<f8").tobytes()
+    if version == 3:  # every cell written in the general form (valid, never what the writer picks)
+        keys = np.cumsum(np.asarray(deltas, dtype=np.int64))
+        payload = sketch_layout.encode_payload(keys, np.asarray(values, dtype=np.float64).reshape(-1, 2, 4), general=True)
+    else:
+        payload = (np.asarray(deltas) % (1 << 32)).astype("<u4").tobytes() + np.asarray(values, dtype="<f8").tobytes()
     if flags & 1:
         payload = zlib.compress(payload) + extra_zlib
     body = struct.pack("<8sHHI", MAGIC, version, flags, len(hbytes)) + hbytes + struct.pack("<Q", len(payload)) + payload
@@ -418,12 +427,13 @@ def _structured_cases() -> list[tuple[str, Mutator]]:
     return cases
 
 
+@pytest.mark.parametrize("layout", [1, 3])
 @pytest.mark.parametrize("case", range(len(_structured_cases())))
-def test_structured_inconsistencies_are_refused(case):
+def test_structured_inconsistencies_are_refused(case, layout):
     name, edit = _structured_cases()[case]
     rng = np.random.default_rng(7)
     y = (rng.random(200) < 0.4).astype(np.int8)
-    base = BinarySketch(ProbabilityGrid(4, -12)).update(y, rng.random(200)).to_bytes()
+    base = BinarySketch(ProbabilityGrid(4, -12)).update(y, rng.random(200)).to_bytes(format_version=layout)
     version, flags, h, d, v = _split(base)
     if np.all(v[0, :, 0] > 0) and "empty cell" in name:
         v = v[np.argmin((v[:, :, 0] > 0).all(axis=1))][None]  # a bin with one empty class

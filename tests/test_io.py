@@ -15,6 +15,7 @@ import zlib
 
 import numpy as np
 import pytest
+import sketch_layout
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -91,7 +92,10 @@ def pack(magic=MAGIC, version=1, flags=1, header=b"{}", payload=b"", compress=No
     return body + struct.pack("<I", zlib.crc32(body))
 
 
-def unpack_payload(payload: bytes, k: int) -> tuple[np.ndarray, np.ndarray]:
+def unpack_payload(payload: bytes, k: int, version: int = 1) -> tuple[np.ndarray, np.ndarray]:
+    if version == 3:
+        keys, values = sketch_layout.decode_payload(payload, k)
+        return np.diff(keys, prepend=np.int64(0)), values
     deltas = np.frombuffer(payload, dtype="<u4", count=k).copy()
     values = np.frombuffer(payload, dtype="<f8", offset=4 * k).reshape(k, 2, 4).copy()
     return deltas, values
@@ -102,14 +106,17 @@ def craft(data: bytes, header=None, deltas=None, values=None, **fields) -> bytes
     f = split(data)
     h = json.loads(f["header"])
     k = h["n_bins"]
-    d, v = unpack_payload(f["payload"], k)
+    d, v = unpack_payload(f["payload"], k, f["version"])
     if header is not None:
         header(h)
     if deltas is not None:
         deltas(d)
     if values is not None:
         values(v)
-    payload = d.astype("<u4").tobytes() + v.astype("<f8").tobytes()
+    if f["version"] == 3:  # every cell in the general form: valid, never what the writer picks
+        payload = sketch_layout.encode_payload(np.cumsum(d.astype(np.int64)), v, general=True)
+    else:
+        payload = d.astype("<u4").tobytes() + v.astype("<f8").tobytes()
     args = {"version": f["version"], "flags": f["flags"], "header": h, "payload": payload}
     args.update(fields)
     return pack(**args)
@@ -134,6 +141,11 @@ def content(data: bytes) -> tuple:
 @pytest.fixture(scope="module")
 def small() -> bytes:
     return make(LinearGrid(0.0, 1.0, 8), n=12, seed=1).to_bytes()
+
+
+@pytest.fixture(scope="module")
+def small_v1() -> bytes:
+    return make(LinearGrid(0.0, 1.0, 8), n=12, seed=1).to_bytes(format_version=1)
 
 
 # -- round trips ---------------------------------------------------------------------------------
@@ -190,7 +202,7 @@ def test_decoded_sketch_keeps_working():
 
 def test_compression_pays_and_uncompressed_layout():
     s = make(GRIDS["probability_default"], n=2000)
-    raw, packed = s.to_bytes(compress=False), s.to_bytes()
+    raw, packed = s.to_bytes(compress=False, format_version=1), s.to_bytes(format_version=1)
     assert len(packed) < len(raw)
     f = split(raw)
     k = s.n_occupied_bins
@@ -370,7 +382,7 @@ def test_golden_v1(name, allow_infinite_scores):
     # Rebuilding from the same data gives the same bins bit for bit (the binning is part of the
     # format) and the same counts; the running float sums (log loss, Brier) may differ by rounding
     # when the kernel's summation order changes.
-    assert split(rebuilt.to_bytes())["payload"] == split(data)["payload"]
+    assert split(rebuilt.to_bytes(format_version=1))["payload"] == split(data)["payload"]
     assert decoded.roc_auc() == rebuilt.roc_auc()
     for key, value in rebuilt.counters.items():
         if key.startswith("weight_sq_"):  # new in format version 2 (Kish's effective size)
@@ -382,7 +394,7 @@ def test_golden_v1(name, allow_infinite_scores):
             assert decoded.counters[key] == value, key
     # Re-encoding the decoded sketch reproduces the file byte for byte, except meta.created_by,
     # which names the writing streameval version (a later release writes its own name there).
-    assert meta_free(decoded.to_bytes()) == meta_free(data)
+    assert meta_free(decoded.to_bytes(format_version=1)) == meta_free(data)
     if name == "weighted-nan":
         assert decoded.counters["weighted"] and decoded.counters["n_nan"] == 10
         assert decoded.counters["n_zero_weight"] == 9
@@ -392,7 +404,7 @@ def test_golden_v1(name, allow_infinite_scores):
 def test_golden_v1_reencodes_to_identical_bytes(name):
     data = _golden_module().path_for(name, 1).read_bytes()
     written_by = json.loads(split(data)["header"])["meta"]["created_by"]
-    reencoded = BinarySketch.from_bytes(data).to_bytes()
+    reencoded = BinarySketch.from_bytes(data).to_bytes(format_version=1)
     if written_by == f"streameval {streameval.__version__}":
         assert reencoded == data
     else:  # a later release writes its own name in meta.created_by; nothing else may differ
@@ -450,11 +462,11 @@ def test_wrong_magic(small):
         BinarySketch.from_bytes(pack(magic=b"\x89PNG\r\n\x1a\n"))
 
 
-@pytest.mark.parametrize("version", [3, 7, 65535])
+@pytest.mark.parametrize("version", [4, 7, 65535])
 def test_future_version_says_upgrade(small, version):
     f = split(small)
     data = pack(version=version, header=f["header"], payload=f["payload"])
-    with pytest.raises(SketchFormatError, match=rf"version {version} is not supported.*reads versions 1, 2.*upgrade streameval"):
+    with pytest.raises(SketchFormatError, match=rf"version {version} is not supported.*reads versions 1, 2, 3.*upgrade streameval"):
         BinarySketch.from_bytes(data)
 
 
@@ -536,12 +548,13 @@ PAYLOAD_CASES = {
 del PAYLOAD_CASES["header not an object"]
 
 
+@pytest.mark.parametrize("layout", [1, 3])
 @pytest.mark.parametrize("compress", [True, False])
 @pytest.mark.parametrize("case", sorted(PAYLOAD_CASES))
-def test_invalid_payload_with_valid_crc(case, compress):
+def test_invalid_payload_with_valid_crc(case, compress, layout):
     # LinearGrid(-1, 1, 4): bins 1..4 have width 0.5; two classes, some bins one-class only.
     s = BinarySketch(LinearGrid(-1.0, 1.0, 4)).update([0, 1, 0, 1, 1, 0], [-2.0, -0.9, -0.1, 0.2, 0.6, 0.7])
-    good = s.to_bytes(compress=compress)
+    good = s.to_bytes(compress=compress, format_version=layout)
     kwargs, message = PAYLOAD_CASES[case]
     bad = craft(good, **kwargs)
     assert bad != good
@@ -590,12 +603,13 @@ HEADER_FIELD_CASES = {
 }
 
 
+@pytest.mark.parametrize("layout", [1, 3])
 @pytest.mark.parametrize("case", sorted(HEADER_FIELD_CASES))
-def test_bad_header_fields_with_valid_crc(case):
+def test_bad_header_fields_with_valid_crc(case, layout):
     s = BinarySketch(LinearGrid(-1.0, 1.0, 4)).update([0, 1, 0, 1, 1, 0], [-2.0, -0.9, -0.1, 0.2, 0.6, 0.7])
     edit, message = HEADER_FIELD_CASES[case]
     with pytest.raises(SketchFormatError, match=message):
-        BinarySketch.from_bytes(craft(s.to_bytes(), header=edit))
+        BinarySketch.from_bytes(craft(s.to_bytes(format_version=layout), header=edit))
 
 
 def test_payload_not_zlib(small):
@@ -611,8 +625,8 @@ def test_uncompressed_payload_with_zlib_flag_clear_is_checked(small):
         BinarySketch.from_bytes(pack(flags=0, header=f["header"], payload=zlib.compress(f["payload"]), compress=False))
 
 
-def test_payload_inflating_beyond_its_bins(small):
-    f = split(small)
+def test_payload_inflating_beyond_its_bins(small_v1):
+    f = split(small_v1)
     bomb = f["payload"] + b"\0" * 10_000_000
     with pytest.raises(SketchFormatError, match="payload length 99.. is more than 7 bins can take"):
         BinarySketch.from_bytes(pack(header=f["header"], payload=bomb))
@@ -708,8 +722,8 @@ def test_declared_payload_beyond_its_bins_is_refused_before_inflating():
         BinarySketch.from_bytes(data)
 
 
-def test_compressed_payload_longer_than_declared(small):
-    f = split(small)
+def test_compressed_payload_longer_than_declared(small_v1):
+    f = split(small_v1)
     k = json.loads(f["header"])["n_bins"]
     bigger = zlib.compress(f["payload"] + b"\0" * 100)
     assert len(bigger) <= k * 68
@@ -717,8 +731,8 @@ def test_compressed_payload_longer_than_declared(small):
         BinarySketch.from_bytes(pack(header=f["header"], payload=bigger, compress=False))
 
 
-def test_trailing_bytes_after_the_zlib_stream(small):
-    f = split(small)
+def test_trailing_bytes_after_the_zlib_stream(small_v1):
+    f = split(small_v1)
     stored = zlib.compress(f["payload"]) + b"junk"
     with pytest.raises(SketchFormatError, match="4 trailing byte"):
         BinarySketch.from_bytes(pack(header=f["header"], payload=stored, compress=False))
@@ -784,10 +798,11 @@ RULE_CASES = {
 }
 
 
+@pytest.mark.parametrize("layout", [1, 3])
 @pytest.mark.parametrize("case", sorted(RULE_CASES))
-def test_consistency_rules(case):
+def test_consistency_rules(case, layout):
     make_sketch, kwargs, message = RULE_CASES[case]
-    good = make_sketch().to_bytes()
+    good = make_sketch().to_bytes(format_version=layout)
     bad = craft(good, **kwargs)
     assert bad != good
     with pytest.raises(SketchFormatError, match=message):

@@ -39,6 +39,54 @@ def bits_f64(typingctx, x):  # type: ignore[no-untyped-def]
 
 
 @intrinsic
+def f32_bits(typingctx, x):  # type: ignore[no-untyped-def]
+    """Reinterpret a float32 as an int32 (one LLVM bitcast)."""
+    sig = types.int32(types.float32)
+
+    def codegen(context, builder, signature, args):  # type: ignore[no-untyped-def]
+        return builder.bitcast(args[0], context.get_value_type(types.int32))
+
+    return sig, codegen
+
+
+@intrinsic
+def bits_f32(typingctx, x):  # type: ignore[no-untyped-def]
+    """Reinterpret an int32 as a float32 (one LLVM bitcast)."""
+    sig = types.float32(types.int32)
+
+    def codegen(context, builder, signature, args):  # type: ignore[no-untyped-def]
+        return builder.bitcast(args[0], context.get_value_type(types.float32))
+
+    return sig, codegen
+
+
+def _unaligned_load(width: int):  # type: ignore[no-untyped-def]
+    result = types.int64 if width == 64 else types.int32
+
+    @intrinsic
+    def load(typingctx, arr, idx):  # type: ignore[no-untyped-def]
+        sig = result(arr, idx)
+
+        def codegen(context, builder, signature, args):  # type: ignore[no-untyped-def]
+            aty = signature.args[0]
+            ary = context.make_array(aty)(context, builder, args[0])
+            ptr = cgutils.get_item_pointer(context, builder, aty, ary, [args[1]], wraparound=False, boundscheck=False)
+            wide = builder.bitcast(ptr, ir.PointerType(ir.IntType(width)))
+            return builder.load(wide, align=1)  # x86 is little-endian, as the file format
+
+        return sig, codegen
+
+    return load
+
+
+load_le64 = _unaligned_load(64)
+"""``load_le64(buf, i)``: the 8 bytes ``buf[i:i + 8]`` of a uint8 array as a little-endian int64
+(one unaligned load; the caller checks ``i + 8 <= len(buf)``)."""
+load_le32 = _unaligned_load(32)
+"""``load_le32(buf, i)``: 4 bytes as a little-endian int32, as :data:`load_le64`."""
+
+
+@intrinsic
 def prefetch(typingctx, arr, idx):  # type: ignore[no-untyped-def]
     """Hint the CPU to fetch ``arr.flat[idx]`` into cache for writing (``llvm.prefetch``)."""
     sig = types.void(arr, idx)

@@ -426,9 +426,25 @@ class BinarySketch(BinaryMetrics):
             meta["inputs_dropped"] = self.inputs_dropped
         return io.SketchParts("binary", self.grid, keys, values, dict(self.counters), meta, self.replicates)
 
-    def to_bytes(self, compress: bool = True) -> bytes:
-        """Serialize in the versioned sketch format (see ``docs/sketch-format.md``)."""
-        return io.encode(self._parts(), compress=compress)
+    def to_bytes(self, compress: bool | None = None, format_version: int | None = None) -> bytes:
+        """Serialize in the versioned sketch format (see ``docs/sketch-format.md``).
+
+        Parameters
+        ----------
+        compress : bool, optional
+            zlib-compress the payload; default: only for format versions 1 and 2.
+        format_version : {3, 1}, optional
+            Default: 3 (compact bins; 2 for a sketch with bootstrap replicates). 1 writes the
+            layout older streameval releases read.
+
+        Raises
+        ------
+        SketchFormatError
+            If a counter is not finite (it could not be read back).
+        ValueError
+            If ``format_version`` is not 1 or 3, or the sketch has replicates and a version is given.
+        """
+        return io.encode(self._parts(), compress=compress, format_version=format_version)
 
     @classmethod
     def from_bytes(cls, data: bytes, source: str | None = None) -> "BinarySketch":

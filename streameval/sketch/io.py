@@ -4,13 +4,16 @@ Layout (all integers little-endian; specified in ``docs/sketch-format.md``)::
 
     offset  size  field
     0       8     magic  b"\\x89SEVSK\\r\\n"
-    8       2     format version (uint16): 1, or 2 for a sketch with bootstrap replicates
+    8       2     format version (uint16): 3 (compact bins), 1 (68 bytes per bin), or 2 for a
+                  sketch with bootstrap replicates
     10      2     flags (uint16): bit 0 = payload is zlib-compressed; other bits must be 0
     12      4     header length H (uint32), at most 1 MiB
     16      H     header: UTF-8 JSON object (sketch kind, grid spec, bin count, counters, labels)
     16+H    8     payload length L (uint64)
-    24+H    L     payload: k uint32 key deltas, then k*2*4 float64 values (bin, class, field);
-                  version 2 appends the replicate section (:mod:`streameval.sketch.io_bootstrap`);
+    24+H    L     payload: version 1/2: k uint32 key deltas, then k*2*4 float64 values (bin,
+                  class, field), version 2 appending the replicate section
+                  (:mod:`streameval.sketch.io_bootstrap`); version 3: k variable-length bin
+                  records (:mod:`streameval.sketch.io_compact`);
                   kind "multiclass" has its own payload (:mod:`streameval.sketch.io_multiclass`)
     24+H+L  4     CRC-32 of bytes [0, 24+H+L)
 
@@ -58,11 +61,13 @@ from .io_header import (
 )
 
 MAGIC = b"\x89SEVSK\r\n"
-FORMAT_VERSION = 2
-"""The newest version this streameval writes. Writers use the oldest version that holds the
-sketch: 1, unless it carries bootstrap replicates (2), so older readers keep reading the rest."""
+FORMAT_VERSION = 3
+"""The newest version this streameval writes: binary sketches are written as version 3 (compact
+bins, uncompressed: loads ~10x faster than version 1), or version 2 when they carry bootstrap
+replicates; ``format_version=1`` writes what streameval 0.1 releases before it read."""
 BASE_VERSION = 1
-SUPPORTED_VERSIONS = (1, 2)
+COMPACT_VERSION = 3
+SUPPORTED_VERSIONS = (1, 2, 3)
 FLAG_ZLIB = 1
 BIN_BYTES = 4 + 2 * N_FIELDS * 8  # one key delta and 8 float64 values per stored bin
 _MAX_HEADER = 1 << 20
@@ -132,14 +137,19 @@ def _max_payload(k: int, flags: int, extra: int = 0) -> int:
 # -- encode --------------------------------------------------------------------------------------
 
 
-def encode(parts: SketchParts, compress: bool = True) -> bytes:
-    """Serialize ``parts`` to bytes in the current format version.
+def encode(parts: SketchParts, compress: bool | None = None, format_version: int | None = None) -> bytes:
+    """Serialize ``parts`` to bytes.
 
     Parameters
     ----------
     parts : SketchParts
-    compress : bool, default True
-        zlib-compress the payload (flag bit 0).
+    compress : bool, optional
+        zlib-compress the payload (flag bit 0). Default: not for version 3 (its compact bins load
+        faster raw), yes for versions 1 and 2.
+    format_version : {3, 1}, optional
+        Default 3, or 2 when ``parts`` carries bootstrap replicates (the only version that holds
+        them). 1 writes the original layout, for streameval releases that read only versions 1
+        and 2.
 
     Returns
     -------
@@ -149,6 +159,8 @@ def encode(parts: SketchParts, compress: bool = True) -> bytes:
     ------
     SketchFormatError
         If a counter is not finite (it could not be read back).
+    ValueError
+        If ``format_version`` is not 1 or 3, or cannot hold the sketch's replicates.
     """
     for name in FLOAT_COUNTERS:
         value = parts.counters.get(name, 0.0)
@@ -174,17 +186,26 @@ def encode(parts: SketchParts, compress: bool = True) -> bytes:
     }
     if all(name in parts.counters for name in WEIGHT_SQ_COUNTERS):
         header["weight_sq"] = [parts.counters[name] for name in WEIGHT_SQ_COUNTERS]
-    version, extra = BASE_VERSION, b""
+    if format_version not in (None, BASE_VERSION, COMPACT_VERSION):
+        raise ValueError(f"format_version must be {COMPACT_VERSION} or {BASE_VERSION}, got {format_version!r}")
+    version, extra = format_version or COMPACT_VERSION, b""
     if parts.replicates is not None:
         from .io_bootstrap import encode_replicates
 
+        if format_version is not None:
+            raise ValueError("a sketch with bootstrap replicates is written as format version 2 only; drop format_version")
         version = 2
         header["bootstrap"], extra = encode_replicates(parts.replicates)
     hbytes = json.dumps(header, sort_keys=True, separators=(",", ":"), allow_nan=False).encode()
-    deltas = np.diff(parts.keys, prepend=np.int64(0)).astype("<u4")
-    payload = deltas.tobytes() + np.ascontiguousarray(parts.values, dtype="<f8").tobytes() + extra
+    if version == COMPACT_VERSION:
+        from .io_compact import encode_compact
+
+        payload = encode_compact(parts.keys, parts.values)
+    else:
+        deltas = np.diff(parts.keys, prepend=np.int64(0)).astype("<u4")
+        payload = deltas.tobytes() + np.ascontiguousarray(parts.values, dtype="<f8").tobytes() + extra
     flags = 0
-    if compress:
+    if compress if compress is not None else version != COMPACT_VERSION:
         payload = zlib.compress(payload, 6)
         flags |= FLAG_ZLIB
     body = _PREFIX.pack(MAGIC, version, flags, len(hbytes)) + hbytes + struct.pack("<Q", len(payload)) + payload
@@ -223,7 +244,13 @@ def _check_payload_length(plen: int, flags: int, source: str | None, version: in
     """Refuse a declared payload longer than the largest grid allowed (and replicates) could need."""
     from .io_bootstrap import MAX_REPLICATE_BYTES
 
-    cap = _max_payload(max_grid_bins(), flags, MAX_REPLICATE_BYTES if version >= 2 else 0)
+    if version == COMPACT_VERSION:
+        from .io_compact import max_compact_bytes
+
+        raw = max_compact_bytes(max_grid_bins())
+        cap = raw + (raw >> 10) + 64 if flags & FLAG_ZLIB else raw
+    else:
+        cap = _max_payload(max_grid_bins(), flags, MAX_REPLICATE_BYTES if version == 2 else 0)
     if plen > cap:
         raise _fail(
             f"payload length {plen:,} bytes exceeds the limit of {cap:,} (a grid of at most "
@@ -363,6 +390,8 @@ def decode(data: bytes | bytearray | memoryview, source: str | None = None) -> S
         if key not in header:
             raise _fail(f"bad header field: {key!r} is missing", source)
     kind = header["sketch"]
+    if kind == "multiclass" and version == COMPACT_VERSION:
+        raise _fail(f"format version {COMPACT_VERSION} holds binary sketches only; this file says 'multiclass'", source)
     if kind == "multiclass":  # its own layout: docs/sketch-format.md §9
         from .io_multiclass import decode_multiclass
 
@@ -379,17 +408,26 @@ def decode(data: bytes | bytearray | memoryview, source: str | None = None) -> S
     if "bootstrap" in header:
         from .io_bootstrap import check_bootstrap_header
 
-        if version < 2:
-            raise _fail("header field 'bootstrap' needs format version 2, the file says 1", source)
+        if version != 2:
+            raise _fail(f"header field 'bootstrap' needs format version 2, the file says {version}", source)
         boot = check_bootstrap_header(header["bootstrap"], k, source)
     if "weight_sq" in header:
         _weight_sq(header["weight_sq"], counters, source)
     extra = 0 if boot is None else boot.nbytes
+    stored = view[off + 8:end]
+    if version == COMPACT_VERSION:
+        from .io_compact import decode_compact, max_compact_bytes
+
+        raw_cap = max_compact_bytes(k)
+        if plen > (raw_cap + (raw_cap >> 10) + 64 if flags & FLAG_ZLIB else raw_cap):
+            raise _fail(f"payload length {plen} is more than {k} bins can take", source)
+        keys, values, summary = decode_compact(stored, k, grid, bool(flags & FLAG_ZLIB), source)
+        check_consistency(values, counters, source, summary)
+        return SketchParts(kind, grid, keys, values, counters, meta, None)
 
     need = k * BIN_BYTES + extra
     if plen > _max_payload(k, flags, extra):
         raise _fail(f"payload length {plen} is more than {k} bins can take ({_max_payload(k, flags, extra)} bytes)", source)
-    stored = view[off + 8:end]
     rest: bytes | memoryview = b""
     if flags & FLAG_ZLIB:
         keys, values, rest = _inflate(stored, k, grid, source, extra)

@@ -203,21 +203,27 @@ def _aggregates(values):  # type: ignore[no-untyped-def]
                     w_in += w
             else:
                 outside += 1
-            frac = frac or w != math.floor(w)
+            frac = frac or w != np.floor(w)
     return t0, t1, cells, w_in, w_touch, outside, frac
 
 
-def check_consistency(values: np.ndarray, c: dict[str, Any], source: str | None) -> None:
+def check_consistency(values: np.ndarray, c: dict[str, Any], source: str | None, summary: Any = None) -> None:
     """Rules 9-10: counters against the bins (row counts, weights, the probability sums' ranges).
 
-    ``c`` holds every counter with its documented type (as ``io.decode`` builds it).
+    ``c`` holds every counter with its documented type (as ``io.decode`` builds it). ``summary``,
+    when given, is the :class:`~streameval.sketch.io_compact.BinSummary` the version-3 decoder
+    computed from the same bins (so they are not read again).
 
     Raises
     ------
     SketchFormatError
     """
     w = values[:, :, W]
-    t0, t1, cells, w_inside, w_touch, n_outside_cells, frac_any = _aggregates(np.ascontiguousarray(values))
+    if summary is None:
+        t0, t1, cells, w_inside, w_touch, n_outside_cells, frac_any = _aggregates(np.ascontiguousarray(values))
+        bounds = None
+    else:
+        t0, t1, cells, w_inside, w_touch, n_outside_cells, frac_any, bounds = summary
     totals = np.array([t0, t1])
     with np.errstate(over="ignore"):
         grand = float(t0 + t1)
@@ -286,7 +292,7 @@ def check_consistency(values: np.ndarray, c: dict[str, Any], source: str | None)
                 f"{total:.17g} binned rows",
                 source,
             )
-    _check_probability_sums(values, c, source)
+    _check_probability_sums(values, c, source, bounds)
 
 
 @nb.njit(nogil=True, cache=CACHE)
@@ -325,10 +331,12 @@ def _probability_bounds(values):  # type: ignore[no-untyped-def]
     return b_lo, b_hi, l_lo, l_hi
 
 
-def _check_probability_sums(values: np.ndarray, c: dict[str, Any], source: str | None) -> None:
+def _check_probability_sums(
+    values: np.ndarray, c: dict[str, Any], source: str | None, bounds: tuple[float, float, float, float] | None = None
+) -> None:
     """Brier and log-loss sums within the bounds the bins allow (each row's term is monotone in its score)."""
     pw = c["prob_weight"]
-    b_lo, b_hi, l_lo, l_hi = _probability_bounds(np.ascontiguousarray(values))
+    b_lo, b_hi, l_lo, l_hi = _probability_bounds(np.ascontiguousarray(values)) if bounds is None else bounds
     for name, lower, upper in (("brier_sum", b_lo, b_hi), ("log_loss_sum", l_lo, l_hi)):
         value = c[name]
         slack = REL_TOL * max(upper, value) + 1e-9 * pw + 1e-300

@@ -1,4 +1,4 @@
-"""Build the golden sketch files of format versions 1 and 2 (run once; never regenerate old versions).
+"""Build the golden sketch files of format versions 1, 2 and 3 (run once; never regenerate old versions).
 
     python tests/golden/make_golden.py
 
@@ -78,6 +78,36 @@ def build_v1_kish() -> dict[str, BinarySketch]:
     return {"weighted-kish": BinarySketch(LinearGrid(0, 1, 40)).update(y, u, w)}
 
 
+def build_v3() -> dict[str, tuple[BinarySketch, bool]]:
+    """The golden sketches of format version 3 (compact bins) and whether each is zlib-compressed.
+
+    Between them they use every nibble the writer picks: integer and float weights, single-score
+    cells whose sum is ``weight x score`` and ones whose sum is not (ten rows of 0.1 add up to
+    0.9999999999999999, not 1.0), float32 and float64 scores, ``-0.0``, and infinite scores read
+    from the version-1 "float" file.
+    """
+    out: dict[str, tuple[BinarySketch, bool]] = {}
+    y, u = _data(120, 5, 37)
+    s32 = (u * 0.98 + 0.01).astype(np.float32)  # float32 scores, many bins shared
+    s64 = u / 3.0 + 1e-9 * np.arange(120)  # float64 scores, one row per bin mostly
+    sk = BinarySketch(ProbabilityGrid(mantissa_bits=6, min_exponent=-20))
+    sk.update(y, s32)
+    sk.update(y[:60], s64[:60])
+    sk.update(np.ones(10, dtype=np.int8), np.full(10, 0.1))
+    sk.update(np.array([0, 0, 1]), np.array([-0.0, 0.0, -0.0]))
+    out["mixed"] = (sk, False)
+    out["mixed-zlib"] = (sk, True)
+    w = 0.25 + (np.arange(120) % 5) * 0.5  # fractional and whole weights
+    w[7] = 2.0**60  # whole, beyond 2**53: written as a float
+    weighted = BinarySketch(LinearGrid(0, 1, 2000)).update(y, s64, w)  # mostly one row per bin
+    weighted.update(y[:40], s32[:40], w[:40])
+    out["weighted"] = (weighted.merge(BinarySketch(LinearGrid(0, 1, 500)).update(y, s64, w)), False)  # and many
+    from streameval import load
+
+    out["float-inf"] = (load(path_for("float", 1)), False)
+    return out
+
+
 def path_for(name: str, version: int = VERSION) -> pathlib.Path:
     return HERE / f"binary-v{version}-{name}.sevsk"
 
@@ -90,7 +120,7 @@ def main() -> None:
         if path.exists():
             print(f"keeping existing {path.name} (golden files never change)")
             continue
-        path.write_bytes(sketch.to_bytes())
+        path.write_bytes(sketch.to_bytes(format_version=1))
         print(f"wrote {path.name}: {path.stat().st_size} bytes")
     for version, built in ((2, build_v2()), (1, build_v1_kish())):
         for name, sketch in built.items():
@@ -98,8 +128,15 @@ def main() -> None:
             if path.exists():
                 print(f"keeping existing {path.name} (golden files never change)")
                 continue
-            path.write_bytes(sketch.to_bytes())
+            path.write_bytes(sketch.to_bytes() if version == 2 else sketch.to_bytes(format_version=1))
             print(f"wrote {path.name}: {path.stat().st_size} bytes")
+    for name, (sketch, compress) in build_v3().items():
+        path = path_for(name, 3)
+        if path.exists():
+            print(f"keeping existing {path.name} (golden files never change)")
+            continue
+        path.write_bytes(sketch.to_bytes(compress=compress))
+        print(f"wrote {path.name}: {path.stat().st_size} bytes")
 
 if __name__ == "__main__":
     main()

@@ -1,0 +1,120 @@
+"""The compact bin payload of sketch format version 3: bytes in, checked bins and their summary out.
+
+The byte layout and every check live in the compiled :mod:`streameval.kernels.codec`; this
+module turns its status codes into :class:`~streameval.errors.SketchFormatError` messages that
+name the bin and the byte, and hands :func:`streameval.sketch.io_checks.check_consistency` the
+sums it would otherwise recompute (``docs/sketch-format.md`` §4.3).
+"""
+
+from __future__ import annotations
+
+import zlib
+from typing import NamedTuple
+
+import numpy as np
+
+from ..grid import Grid
+from ..kernels import codec
+from .io_checks import REL_TOL, check_cells, fail
+
+__all__ = ["encode_compact", "decode_compact", "max_compact_bytes", "BinSummary"]
+
+CELL_MAX_BYTES = 8 + 8 + 8 + 8  # a float64 weight, min, max and sum
+BIN_MAX_BYTES = codec.KEY_VARINT_BYTES + 1 + 2 * CELL_MAX_BYTES
+
+
+class BinSummary(NamedTuple):
+    """What the counter checks need from the bins (``io_checks._aggregates`` and
+    ``io_checks._probability_bounds`` in one tuple), computed while decoding."""
+
+    t0: float
+    t1: float
+    cells: int
+    w_inside: float
+    w_touch: float
+    n_outside_cells: int
+    frac: bool
+    bounds: tuple[float, float, float, float]
+
+
+def max_compact_bytes(k: int) -> int:
+    """The longest compact payload ``k`` bins can take (before compression)."""
+    return k * BIN_MAX_BYTES
+
+
+def encode_compact(keys: np.ndarray, values: np.ndarray) -> bytes:
+    """The compact payload of compact bins ``keys`` (int64 (k,)) and ``values`` (float64 (k, 2, 4))."""
+    return bytes(codec.encode_bins(np.ascontiguousarray(keys, dtype=np.int64), np.ascontiguousarray(values, dtype=np.float64)))
+
+
+_MESSAGES = {
+    codec.TRUNCATED: "the payload ends inside bin {j}",
+    codec.BAD_KEY_VARINT: "bin {j}'s key delta is not a canonical varint of at most 4 bytes",
+    codec.KEY_NOT_INCREASING: "bin keys are not increasing inside the grid: bin {j} repeats the previous key",
+    codec.KEY_OUTSIDE_GRID: "bin keys are not increasing inside the grid: bin {j}'s key is beyond the grid (size {n_bins})",
+    codec.EMPTY_BIN: "a stored bin is empty: bin {j} has tag 0",
+    codec.BAD_NIBBLE: "bin {j}'s tag has flags for a class it does not hold",
+    codec.BAD_INT_WEIGHT: "bin {j}'s integer weight is not a canonical varint in [1, 2**53]",
+    codec.TRAILING: "{extra} trailing byte(s) after the {j} bins",
+}
+
+
+def decode_compact(
+    stored: bytes | memoryview, k: int, grid: Grid, compressed: bool, source: str | None
+) -> tuple[np.ndarray, np.ndarray, BinSummary]:
+    """Decode and check ``k`` bins of a compact payload.
+
+    Parameters
+    ----------
+    stored : bytes or memoryview
+        The payload as stored (zlib stream if ``compressed``).
+    k : int
+        The header's ``n_bins``.
+    grid : Grid
+        The sketch's grid (keys must be inside it; a cell's min and max in its bin).
+    compressed : bool
+        Flag bit 0.
+    source : str, optional
+        File name for messages.
+
+    Returns
+    -------
+    keys : ndarray of int64, shape (k,)
+    values : ndarray of float64, shape (k, 2, 4)
+    summary : BinSummary
+
+    Raises
+    ------
+    SketchFormatError
+        Naming the bin and the byte offset of the first problem.
+    """
+    if compressed:
+        cap = max_compact_bytes(k)
+        inflater = zlib.decompressobj()
+        try:
+            raw = inflater.decompress(stored, cap + 1)
+        except zlib.error as exc:
+            raise fail(f"payload does not decompress ({exc})", source) from None
+        if len(raw) > cap or not inflater.eof or inflater.unused_data:
+            raise fail(f"payload is longer than {k} bins can take, or incomplete, or followed by trailing bytes", source)
+        buf = np.frombuffer(raw, dtype=np.uint8)
+    else:
+        buf = np.frombuffer(stored, dtype=np.uint8)
+    keys = np.empty(k, dtype=np.int64)
+    values = np.empty((k, 2, 4), dtype=np.float64)
+    sums = np.empty(8, dtype=np.float64)
+    counts = np.empty(4, dtype=np.int64)
+    status, j, at = codec.decode_checked(buf, k, grid.n_bins, *grid.kernel_params(), REL_TOL, keys, values, sums, counts)
+    if status != codec.OK:
+        msg = _MESSAGES[int(status)].format(j=int(j), n_bins=grid.n_bins, extra=buf.shape[0] - int(at))
+        raise fail(f"{msg} (payload byte {int(at)})", source)
+    if not counts[codec.C_CELLS_OK]:
+        check_cells(grid, keys, values, source)  # names the cell
+        raise fail("a bin's cells are inconsistent", source)  # pragma: no cover - check_cells names it
+    s = sums
+    summary = BinSummary(
+        float(s[codec.S_T0]), float(s[codec.S_T1]), int(counts[codec.C_CELLS]), float(s[codec.S_W_IN]),
+        float(s[codec.S_W_TOUCH]), int(counts[codec.C_OUTSIDE]), bool(counts[codec.C_FRAC]),
+        (float(s[codec.S_B_LO]), float(s[codec.S_B_HI]), float(s[codec.S_L_LO]), float(s[codec.S_L_HI])),
+    )
+    return keys, values, summary
