@@ -193,59 +193,90 @@ def _sum_sq_dev_lower(w: FloatArray, lo: FloatArray, hi: FloatArray) -> float:
     return float(np.sum(w * d * d))
 
 
-@nb.njit(inline="always", nogil=True)
-def _ends(base, other, lk, hk, inv, i):  # type: ignore[no-untyped-def]
-    return (base[i] + other[i] * 0.5 * lk[i]) * inv, (base[i] + other[i] * 0.5 * hk[i]) * inv
+@nb.njit(inline="always", nogil=True, fastmath={"reassoc"})
+def _ends(pos, neg, tp, fp, lk, hk, N, P, inv_n, inv_p, i):  # type: ignore[no-untyped-def]
+    """Bin ``i``'s placement bounds ``(V10 lo, V10 hi, V01 lo, V01 hi)`` as in
+    :func:`delong_placements`: ``V10 = (N - fp + neg * kind / 2) / N`` for its positives,
+    ``V01 = (tp - pos + pos * kind / 2) / P`` for its negatives."""
+    below = N - fp[i]
+    above = tp[i] - pos[i]
+    a, b = 0.5 * lk[i], 0.5 * hk[i]
+    return ((below + neg[i] * a) * inv_n, (below + neg[i] * b) * inv_n,
+            (above + pos[i] * a) * inv_p, (above + pos[i] * b) * inv_p)
 
 
-@nb.njit(nogil=True, cache=CACHE)
-def _class_upper(w, base, other, lk, hk, denom, reverse):  # type: ignore[no-untyped-def]
-    """Compiled twin of :func:`_sum_sq_dev` (resolved bins) / :func:`_sum_sq_dev_upper` for one
-    class, its placements ``(base + other * kind / 2) / denom`` as in :func:`delong_placements`;
-    the intervals are ordered along the table (``reverse``: descending)."""
-    k = w.shape[0]
-    denom = 1.0 / denom  # _ends multiplies by its inverse
-    total = 0.0
-    resolved = True
+# Sums reassociate (LLVM vectorises them, 2x): the bound holds for any c, so rounding in the walk
+# that picks c cannot break it, and the sums move by ~1e-15 relative.
+@nb.njit(nogil=True, cache=CACHE, fastmath={"reassoc"})
+def _upper_sums(pos, neg, tp, fp, lk, hk, P, N):  # type: ignore[no-untyped-def]
+    """Compiled twin of :func:`_sum_sq_dev` (resolved bins) / :func:`_sum_sq_dev_upper` for both
+    classes at once: ``(sum for the positives' V10, sum for the negatives' V01, every bin
+    resolved)``, from the table's counts and cumulative counts and its path kinds.
+
+    Pass 1 takes each class's total weight and its sums of ``w * lo`` and ``w * hi`` (equal when
+    resolved: the mean's numerator). Resolved: the two-pass sum of squared deviations. Otherwise
+    ``g(c) = sum w (|c - m| + h)^2`` is convex and piecewise quadratic; on the segment where the
+    first j bins (ascending m) lie below c its minimiser is ``(sum_{<} w lo + sum_{>} w hi) / W``:
+    a walk from the low end finds the segment holding it (the positives' placements descend
+    along the table, the negatives' ascend), and a last pass sums the bound.
+    """
+    k = pos.shape[0]
+    inv_n, inv_p = 1.0 / N, 1.0 / P
+    wp = wn = 0.0
+    lo_p = hi_p = lo_n = hi_n = 0.0
+    res_p = res_n = True
     for i in range(k):
-        total += w[i]
-        resolved = resolved and (lk[i] == hk[i] or w[i] == 0.0)
-    if resolved:  # exact: the weighted sum of squared deviations, two passes
-        mean = 0.0
-        for i in range(k):
-            mean += w[i] * _ends(base, other, lk, hk, denom, i)[0]
-        mean /= total
-        out = 0.0
-        for i in range(k):
-            d = _ends(base, other, lk, hk, denom, i)[0] - mean
-            out += w[i] * d * d
-        return out, True
-    # g(c) = sum w (|c - m| + h)^2 is convex and piecewise quadratic; on the segment where the
-    # first j bins (ascending m) lie below c its minimiser is (sum_{<} w lo + sum_{>} w hi) / W.
-    above = 0.0  # sum of w * hi over bins with m above the segment
-    for i in range(k):
-        above += w[i] * _ends(base, other, lk, hk, denom, i)[1]
+        v10_lo, v10_hi, v01_lo, v01_hi = _ends(pos, neg, tp, fp, lk, hk, N, P, inv_n, inv_p, i)
+        same = lk[i] == hk[i]
+        wp += pos[i]
+        wn += neg[i]
+        res_p &= same | (pos[i] == 0.0)
+        res_n &= same | (neg[i] == 0.0)
+        lo_p += pos[i] * v10_lo
+        hi_p += pos[i] * v10_hi
+        lo_n += neg[i] * v01_lo
+        hi_n += neg[i] * v01_hi
+    # c per class: the mean when resolved, else the minimiser of g
+    if res_p:
+        cp = lo_p / wp
+    else:
+        cp = _minimiser(pos, neg, tp, fp, lk, hk, N, P, inv_n, inv_p, wp, hi_p, True)
+    if res_n:
+        cn = lo_n / wn
+    else:
+        cn = _minimiser(pos, neg, tp, fp, lk, hk, N, P, inv_n, inv_p, wn, hi_n, False)
+    sp = sn = 0.0
+    for i in range(k):  # no branch on empty classes: their terms are 0 * (a finite d**2) = 0
+        v10_lo, v10_hi, v01_lo, v01_hi = _ends(pos, neg, tp, fp, lk, hk, N, P, inv_n, inv_p, i)
+        d = abs(cp - 0.5 * (v10_lo + v10_hi)) + 0.5 * (v10_hi - v10_lo)
+        sp += pos[i] * d * d
+        d = abs(cn - 0.5 * (v01_lo + v01_hi)) + 0.5 * (v01_hi - v01_lo)
+        sn += neg[i] * d * d
+    return sp, sn, res_p and res_n
+
+
+@nb.njit(inline="always", nogil=True, fastmath={"reassoc"})
+def _minimiser(pos, neg, tp, fp, lk, hk, N, P, inv_n, inv_p, total, above, positives):  # type: ignore[no-untyped-def]
+    """The ``c`` minimising ``g`` (see :func:`_upper_sums`) for one class; ``above`` starts as
+    the class's sum of ``w * hi``."""
+    k = pos.shape[0]
     below = 0.0
-    c = 0.0
     prev = -np.inf
     for j in range(k + 1):
-        b = (k - 1 - j) if reverse else j
-        lo, hi = _ends(base, other, lk, hk, denom, b) if j < k else (np.inf, np.inf)
+        b = (k - 1 - j) if positives else j
+        if j < k:
+            v10_lo, v10_hi, v01_lo, v01_hi = _ends(pos, neg, tp, fp, lk, hk, N, P, inv_n, inv_p, b)
+            lo, hi, w = (v10_lo, v10_hi, pos[b]) if positives else (v01_lo, v01_hi, neg[b])
+        else:
+            lo, hi, w = np.inf, np.inf, 0.0
         seg_hi = 0.5 * (lo + hi)
         cstar = (below + above) / total
         if cstar <= seg_hi:
-            c = min(max(cstar, prev), seg_hi)
-            break
-        below += w[b] * lo
-        above -= w[b] * hi
+            return min(max(cstar, prev), seg_hi)
+        below += w * lo
+        above -= w * hi
         prev = seg_hi
-    out = 0.0
-    for i in range(k):
-        if w[i] > 0.0:
-            lo, hi = _ends(base, other, lk, hk, denom, i)
-            d = abs(c - 0.5 * (lo + hi)) + 0.5 * (hi - lo)
-            out += w[i] * d * d
-    return out, False
+    return prev
 
 
 def _variance_upper(t: BinTable, kish: tuple[float, float] | None = None) -> tuple[float, bool]:
@@ -253,10 +284,8 @@ def _variance_upper(t: BinTable, kish: tuple[float, float] | None = None) -> tup
     bound :func:`_variance` gives with ``upper_only=True`` (tested equal)."""
     P, N = t.P, t.N
     kp, kn = (1.0, 1.0) if kish is None else kish
-    lk, hk = t.lower_path().astype(np.float64), t.upper_path().astype(np.float64)
-    sp, rp = _class_upper(t.pos, N - t.fp, t.neg, lk, hk, N, True)
-    sn, rn = _class_upper(t.neg, t.tp_before, t.pos, lk, hk, P, False)
-    return sp / ((P * kp - 1) * P) + sn / ((N * kn - 1) * N), bool(rp and rn)
+    sp, sn, resolved = _upper_sums(t.pos, t.neg, t.tp, t.fp, t.lower_path(), t.upper_path(), P, N)
+    return sp / ((P * kp - 1) * P) + sn / ((N * kn - 1) * N), bool(resolved)
 
 
 def _too_few(t: BinTable, what: str, kish: tuple[float, float] | None = None) -> bool:
