@@ -30,6 +30,7 @@ from .table import BinTable
 
 __all__ = [
     "MulticlassProbabilitySums",
+    "average_per_class",
     "confusion_matrix",
     "accuracy",
     "balanced_accuracy",
@@ -448,9 +449,28 @@ def roc_auc_ovr(
         if pooled is None:
             raise ValueError("average='micro' needs the pooled table")
         return auc.roc_auc(pooled)
-    per_class = [auc.roc_auc(t) for t in tables]
+    return average_per_class([auc.roc_auc(t) for t in tables], support, average)
+
+
+def average_per_class(per_class: Sequence[Estimate], support: FloatArray, average: str | None) -> Estimate | list[Estimate]:
+    """Per-class estimates averaged as :func:`roc_auc_ovr` and :func:`average_precision` do.
+
+    Parameters
+    ----------
+    per_class : sequence of Estimate, one per class
+    support : ndarray of shape (K,)
+        Each class's weight (for "weighted").
+    average : {"macro", "weighted", None}
+        Unweighted mean, mean weighted by ``support``, or the list itself (a copy).
+
+    Raises
+    ------
+    ValueError
+        If ``average`` is not one of the three.
+    """
+    _check_average(average, ("macro", "weighted", None))
     if average is None:
-        return per_class
+        return list(per_class)
     return average_estimates(per_class, support if average == "weighted" else None)
 
 
@@ -499,10 +519,7 @@ def average_precision(
         if pooled is None:
             raise ValueError("average='micro' needs the pooled table")
         return auc.average_precision(pooled)
-    per_class = [auc.average_precision(t) for t in tables]
-    if average is None:
-        return per_class
-    return average_estimates(per_class, support if average == "weighted" else None)
+    return average_per_class([auc.average_precision(t) for t in tables], support, average)
 
 
 def classification_report(

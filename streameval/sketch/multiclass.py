@@ -51,6 +51,7 @@ from .multiclass_state import COLUMN_COUNTERS as _COLUMNS
 from .multiclass_state import FLOAT_COUNTERS as _FLOAT
 from .multiclass_state import INT_COUNTERS as _INT
 from .multiclass_state import auto_pair_grid, merge_multiclass
+from .multiclass_tables import pair_table
 
 __all__ = ["MulticlassSketch", "merge_multiclass", "auto_pair_grid", "DEFAULT_MAX_CLASSES"]
 
@@ -518,13 +519,20 @@ class MulticlassSketch(MulticlassMetrics):
             view.replicates = self.replicates.ovr[j].copy()
         return view
 
-    def _pair_layout(self, a: int, b: int) -> tuple[np.ndarray, np.ndarray]:
+    def _pair_cells(self, a: int, b: int) -> tuple[tuple[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]]:
+        """``(negatives, positives)`` of ``a|b`` on the pair grid, each ``(bins, (m, 4))``: the
+        pairwise cells (true class ``b``, column ``a``) and column ``a``'s class-``a`` cells."""
         if self.pair_grid is None:
             raise UsageError("one-vs-one metrics need pairwise histograms: this sketch has pair_grid=None")
         if ("pos", a) not in self._cache:  # reused by the K - 1 pairs of class a
             self._cache[("pos", a)] = ms.pair_positives(self._ovr(a), self.grid, self.pair_grid)
-        pos = self._cache[("pos", a)]
-        return ms.pair_layout(pos, self._pair_keys, self._pair_values, a, b, self.n_classes, self.pair_grid.n_bins)
+        n_pair = self.pair_grid.n_bins
+        base = (b * self.n_classes + a) * n_pair
+        lo, hi = np.searchsorted(self._pair_keys, [base, base + n_pair])
+        return (self._pair_keys[lo:hi] - base, self._pair_values[lo:hi]), self._cache[("pos", a)]
+
+    def _pair_layout(self, a: int, b: int) -> tuple[np.ndarray, np.ndarray]:
+        return ms.binary_layout(*self._pair_cells(a, b))
 
     def one_vs_one(self, a: Any, b: Any) -> BinarySketch:
         """Rows of classes ``a`` and ``b`` only, ``a`` positive, scored by column ``a`` (on the pair grid).
@@ -552,7 +560,7 @@ class MulticlassSketch(MulticlassMetrics):
             elif key[0] == "ovr":
                 self._cache[key] = BinTable.from_compact(*self._ovr(key[1]))
             else:  # K(K-1) one-vs-one tables are built as needed, not kept
-                return BinTable.from_compact(*self._pair_layout(key[1], key[2]))
+                return pair_table(*self._pair_cells(key[1], key[2]))
         table: BinTable = self._cache[key]
         return table
 

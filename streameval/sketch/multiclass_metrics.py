@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 import numpy as np
@@ -25,6 +26,7 @@ class MulticlassMetrics:
     ranks: np.ndarray
     counters: dict[str, Any]
     _classes: Any
+    _cache: dict[Any, Any]  # cleared by the sketch whenever its state changes
 
     @property
     def n_classes(self) -> int:  # pragma: no cover - provided by the sketch
@@ -277,9 +279,9 @@ class MulticlassMetrics:
         self._need_scores("roc_auc")
         k = self.n_classes
         if multi_class == "ovr":
-            tables = [] if average == "micro" else [self._table(("ovr", j)) for j in range(k)]
-            pooled = self._table("pooled") if average == "micro" else None
-            return mm.roc_auc_ovr(tables, self.confusion.sum(axis=1), average, pooled)
+            if average == "micro":
+                return mm.roc_auc_ovr([], self.confusion.sum(axis=1), average, self._table("pooled"))
+            return mm.average_per_class(self._per_class("roc_auc"), self.confusion.sum(axis=1), average)
         if multi_class != "ovo":
             raise ValueError(f"multi_class must be 'ovr' or 'ovo', got {multi_class!r}")
         if average not in ("macro", "weighted"):
@@ -314,10 +316,28 @@ class MulticlassMetrics:
             If the sketch was fed hard predictions only.
         """
         self._need_scores("average_precision")
-        k = self.n_classes
-        tables = [] if average == "micro" else [self._table(("ovr", j)) for j in range(k)]
-        pooled = self._table("pooled") if average == "micro" else None
-        return mm.average_precision(tables, self.confusion.sum(axis=1), average, pooled)
+        if average == "micro":
+            return mm.average_precision([], self.confusion.sum(axis=1), average, self._table("pooled"))
+        return mm.average_per_class(self._per_class("average_precision"), self.confusion.sum(axis=1), average)
+
+    def _per_class(self, metric: str) -> list[Estimate]:
+        """Each class's one-vs-rest ``"roc_auc"`` or ``"average_precision"``, computed once while
+        the sketch is unchanged (a report asks for the macro, weighted and per-class values of
+        both); the warnings of that computation (a class without rows) are given again on every
+        call, as a fresh computation would give them."""
+        key = ("per_class", metric)
+        if key not in self._cache:
+            tables = [self._table(("ovr", j)) for j in range(self.n_classes)]
+            support = self.confusion.sum(axis=1)
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                fn = mm.roc_auc_ovr if metric == "roc_auc" else mm.average_precision
+                values = fn(tables, support, None)
+            self._cache[key] = (values, [(w.message, w.category) for w in caught])
+        values, caught = self._cache[key]
+        for message, category in caught:
+            warnings.warn(message, category, stacklevel=3)
+        return list(values)
 
     def ci(self, metric: str = "accuracy", level: float = 0.95, method: str = "bootstrap", *,
            average: str | None = "macro", zero_division: Any = "warn") -> Any:

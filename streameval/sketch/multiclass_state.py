@@ -372,18 +372,6 @@ def pair_positives(ovr_a: tuple[np.ndarray, np.ndarray], grid: Grid, pair_grid: 
     return reduce_sorted(to_pair(keys[has]), values[has, 1])
 
 
-def pair_layout(
-    pos: tuple[np.ndarray, np.ndarray], pair_keys: np.ndarray, pair_values: np.ndarray, a: int, b: int,
-    n_classes: int, n_pair: int,
-) -> tuple[np.ndarray, np.ndarray]:
-    """Binary bins ``(keys, (k, 2, 4))`` of ``a|b`` on the pair grid: rows of classes a and b,
-    class a positive (``pos``, from :func:`pair_positives`), scored by column a; the negatives
-    are the pairwise cells (true class ``b``, column ``a``)."""
-    base = (b * n_classes + a) * n_pair
-    lo, hi = np.searchsorted(pair_keys, [base, base + n_pair])
-    return binary_layout((pair_keys[lo:hi] - base, pair_values[lo:hi]), pos)
-
-
 def pooled(keys: np.ndarray, values: np.ndarray, n_bins: int) -> tuple[np.ndarray, np.ndarray]:
     """The one-vs-rest cells of every column pooled by bin (micro averages): ``(bins, (k, 2, 4))``.
 
