@@ -79,6 +79,21 @@ def test_add_replicates_equals_the_spec_in_any_range_split(R: int, flush_rows: i
         assert np.array_equal(table, expected), parts
 
 
+def test_rare_high_weights_take_the_vector_tail_path() -> None:
+    """One row per table row, so every cell is one weight: the blocks where a lane reaches
+    k >= 5 (tested only then) agree with the spec too."""
+    n, R = 5000, 64
+    rows = np.arange(n)
+    labels = np.zeros(n, dtype=np.int8)
+    keys = np.random.default_rng(5).integers(0, 2**64, n, dtype=np.uint64)
+    starts, gl, gk, gw = kb.group_by_row(rows, n, labels, keys, np.empty(0), False)
+    table = np.zeros((n, 2, R))
+    kb.add_replicates(table, starts, gl, gw, False, gk, 0, R)
+    expected = _spec_weights(keys, 0, R)
+    assert np.array_equal(table[:, 0], expected) and not table[:, 1].any()
+    assert np.count_nonzero(expected >= 5) > 100 and expected.max() >= 7
+
+
 def test_add_replicates_weighted_adds_in_arrival_order() -> None:
     used, n, R = 11, 2000, 21
     rows, labels, keys, weights = _chunk(n, used, 7)

@@ -14,8 +14,10 @@ and replicate histograms merge exactly like the sketch's own bins.
   ``r`` (MurmurHash3's 32-bit finaliser) and ``T_j = round(2**32 * P(K <= j - 1))`` for
   ``j = 1..12``: Poisson(1) up to the 2**-32 resolution of ``u`` (the tail beyond 12,
   ``P(K >= 13) = 6.4e-11``, is folded into 12). :func:`_poisson_weight` emits this as 32-bit LLVM
-  integer operations (Numba would widen them to 64 bits), so a loop over replicates becomes 8-lane
-  AVX2 code (``vpmulld``, ``vpmaxud``/``vpcmpeqd``): ~1 ns per row and replicate instead of ~3-5.
+  integer operations (Numba would widen them to 64 bits); :func:`_add_poisson_lanes` adds the
+  weights of 8 replicates as one 8 x i32 vector (AVX2 ``vpmulld``, ``vpcmpgtd``), testing the
+  rare high thresholds only when a lane needs them: ~0.6 ns of one core per row and replicate,
+  against ~3-5 ns for the 64-bit scalar form Numba generated before.
 - Replicate weights are kept per occupied bin only: ``index[bin]`` points to a row of ``table``
   (shape ``(capacity, 2, R)``, float64: class, replicate), allocated on the bin's first row
   (:func:`assign_rows`, one pass) and grown by doubling, so memory follows the occupied bins, not
@@ -34,6 +36,7 @@ import numba as nb
 import numpy as np
 from llvmlite import ir
 from numba import types
+from numba.core import cgutils
 from numba.extending import intrinsic
 
 from .binary import BLOCK, _block_keys
@@ -159,6 +162,19 @@ def replicate_cuts(n_replicates: int, parts: int) -> np.ndarray:
     return np.minimum(cuts, n_replicates)
 
 
+_GOLDEN = 0x9E3779B9
+_TAIL = 4  # the vector form tests thresholds T_1..T_4 always, the rest only if a lane reaches T_5
+
+
+def _fmix32(builder: ir.IRBuilder, lo: ir.Value, hi: ir.Value, rc: ir.Value, const: object) -> ir.Value:
+    """IR of the weight's 32-bit hash ``u`` (scalar or vector: LLVM's integer operations are
+    type-generic); ``rc = r * 0x9E3779B9``, ``const(v)`` builds a constant of the operands' type."""
+    h = builder.xor(lo, builder.add(hi, rc))
+    h = builder.mul(builder.xor(h, builder.lshr(h, const(16))), const(0x85EBCA6B))  # type: ignore[operator]
+    h = builder.mul(builder.xor(h, builder.lshr(h, const(13))), const(0xC2B2AE35))  # type: ignore[operator]
+    return builder.xor(h, builder.lshr(h, const(16)))  # type: ignore[operator]
+
+
 @intrinsic
 def _poisson_weight(typingctx, lo, hi, r):  # type: ignore[no-untyped-def]
     """Replicate ``r``'s Poisson weight (int32) of the row key ``hi << 32 | lo``: the module
@@ -173,14 +189,62 @@ def _poisson_weight(typingctx, lo, hi, r):  # type: ignore[no-untyped-def]
             return ir.Constant(i32, v)
 
         lo_, hi_, r_ = args
-        h = builder.xor(lo_, builder.add(hi_, builder.mul(builder.trunc(r_, i32), c(0x9E3779B9))))
-        h = builder.mul(builder.xor(h, builder.lshr(h, c(16))), c(0x85EBCA6B))
-        h = builder.mul(builder.xor(h, builder.lshr(h, c(13))), c(0xC2B2AE35))
-        h = builder.xor(h, builder.lshr(h, c(16)))
+        h = _fmix32(builder, lo_, hi_, builder.mul(builder.trunc(r_, i32), c(_GOLDEN)), c)
         k = c(0)
         for t in thresholds:
             k = builder.add(k, builder.zext(builder.icmp_unsigned(">=", h, c(t)), i32))
         return k
+
+    return sig, codegen
+
+
+@intrinsic
+def _add_poisson_lanes(typingctx, acc, at, lo, hi, r):  # type: ignore[no-untyped-def]
+    """``acc[at + j] += `` replicate ``r + j``'s Poisson weight of the row key ``hi << 32 | lo``,
+    for ``j = 0 .. LANES - 1`` (``acc``: int32, 1-D, contiguous), as explicit 8 x i32 vector IR.
+
+    ``u >= T`` is tested as the signed ``u ^ 2**31 > (T - 1) ^ 2**31`` (one ``vpcmpgtd``; AVX2
+    has no unsigned compare), and the thresholds ``T_5 .. T_12`` only when some lane reaches
+    ``T_5`` (``P(K >= 5) = 0.0037``: 2.9% of the blocks): 1.5x fewer operations than all twelve.
+    """
+    sig = types.void(acc, types.int64, types.uint32, types.uint32, types.int64)
+    thresholds = [int(t) for t in POISSON_THRESHOLDS]
+
+    def codegen(context, builder, signature, args):  # type: ignore[no-untyped-def]
+        acc_, at_, lo_, hi_, r_ = args
+        i32 = ir.IntType(32)
+        vec = ir.VectorType(i32, LANES)
+
+        def const(v: int) -> ir.Constant:
+            return ir.Constant(vec, [v & 0xFFFFFFFF] * LANES)
+
+        def splat(x: ir.Value) -> ir.Value:
+            one = builder.insert_element(ir.Constant(vec, ir.Undefined), x, ir.Constant(i32, 0))
+            return builder.shuffle_vector(one, ir.Constant(vec, ir.Undefined), ir.Constant(vec, [0] * LANES))
+
+        aty = signature.args[0]
+        array = context.make_array(aty)(context, builder, acc_)
+        ptr = cgutils.get_item_pointer(context, builder, aty, array, [at_], wraparound=False, boundscheck=False)
+        vptr = builder.bitcast(ptr, vec.as_pointer())
+        rc = builder.mul(builder.trunc(r_, i32), ir.Constant(i32, _GOLDEN))
+        steps = ir.Constant(vec, [(j * _GOLDEN) & 0xFFFFFFFF for j in range(LANES)])
+        h = _fmix32(builder, splat(lo_), splat(hi_), builder.add(splat(rc), steps), const)
+        flipped = builder.xor(h, const(0x80000000))
+
+        def at_least(t: int) -> ir.Value:  # lanes with u >= t, as i1
+            return builder.icmp_signed(">", flipped, const((t - 1) ^ 0x80000000))
+
+        total = builder.load(vptr, align=4)
+        for t in thresholds[:_TAIL]:
+            total = builder.sub(total, builder.sext(at_least(t), vec))  # true lanes are -1
+        builder.store(total, vptr, align=4)
+        rare = builder.bitcast(at_least(thresholds[_TAIL]), ir.IntType(LANES))
+        with builder.if_then(builder.icmp_unsigned("!=", rare, ir.Constant(ir.IntType(LANES), 0)), likely=False):
+            total = builder.load(vptr, align=4)
+            for t in thresholds[_TAIL:]:
+                total = builder.sub(total, builder.sext(at_least(t), vec))
+            builder.store(total, vptr, align=4)
+        return context.get_dummy_value()
 
     return sig, codegen
 
@@ -192,10 +256,9 @@ def _split(key):  # type: ignore[no-untyped-def]
 
 @nb.njit(inline="always", nogil=True)
 def _row_weights(lo, hi, kbuf, r0, blocks):  # type: ignore[no-untyped-def]
-    # Fixed blocks of LANES: LLVM turns each into one vector, with no scalar remainder loop.
+    kbuf[:] = 0
     for b in range(blocks):
-        for j in range(LANES):
-            kbuf[b * LANES + j] = _poisson_weight(lo, hi, r0 + b * LANES + j)
+        _add_poisson_lanes(kbuf, b * LANES, lo, hi, r0 + b * LANES)
 
 
 @nb.njit(nogil=True, cache=CACHE, boundscheck=False)
@@ -262,8 +325,7 @@ def add_replicates(table, starts, labels, weights, weighted, keys, r0, r1, flush
                 lo, hi = _split(keys[i])
                 acc_c = acc[np.int64(labels[i])]
                 for blk in range(blocks):
-                    for j in range(LANES):
-                        acc_c[blk * LANES + j] += _poisson_weight(lo, hi, r0 + blk * LANES + j)
+                    _add_poisson_lanes(acc_c, blk * LANES, lo, hi, r0 + blk * LANES)
             _flush(table, row, acc, r0, m)
 
 
