@@ -65,6 +65,28 @@ def test_errors_in_order_and_mixed_kinds(tmp_path) -> None:
         merge_files([tmp_path / "day"])
 
 
+@pytest.mark.parametrize("threads", [2, 3])
+def test_first_bad_file_in_order_is_reported_with_threads(tmp_path, threads) -> None:
+    _shards(tmp_path, n=16)
+    for name in ("h11.sketch", "h05.sketch", "h14.sketch"):
+        (tmp_path / "day" / name).write_bytes(b"garbage")
+    with pytest.raises(streameval.SketchFormatError, match="h05"):
+        merge_files([tmp_path / "day"], threads=threads)
+
+
+def test_duplicate_files_are_caught_across_threads(tmp_path) -> None:
+    _shards(tmp_path, n=13)  # h99 is file 13: the second thread's share, h00 the first's
+    shard = tmp_path / "day" / "h00.sketch"
+    sk = streameval.load(shard)
+    sk.inputs = [{"id": "sha256:" + "ab" * 16, "name": "hour-0.parquet", "rows": 500}]
+    sk.save(shard)
+    sk.save(tmp_path / "day" / "h99.sketch")  # the same input again, in another thread's share
+    with pytest.warns(streameval.sketch.provenance.DuplicateInputWarning, match="hour-0.parquet"):
+        merge_files([tmp_path / "day"], threads=2)
+    with pytest.raises(streameval.InputError, match="counted twice"):
+        merge_files([tmp_path / "day"], threads=2, strict=True)
+
+
 def test_cli_merges_a_folder(tmp_path) -> None:
     _shards(tmp_path, n=4)
     r = CliRunner().invoke(app, ["merge", str(tmp_path / "day"), "-o", str(tmp_path / "all.sketch"), "-j", "2"])

@@ -327,18 +327,29 @@ def _merge_cell(dst, src):  # type: ignore[no-untyped-def]
 
 
 @nb.njit(inline="always", nogil=True)
-def _fold_into_dense(dst, src):  # type: ignore[no-untyped-def]
-    """Fold a non-empty cell into a dense state's cell, which may be empty (weight 0).
+def _fold_into_dense(state, b, c, src, j):  # type: ignore[no-untyped-def]
+    """Fold the non-empty cell ``src[j, c]`` into the dense ``state[b, c]``, which may be empty
+    (weight 0).
 
     An empty cell takes the other's fields as ``_merge_cell`` would fold them into
-    ``[0, +inf, -inf, 0]``: the sums as ``0.0 + x`` (so a -0.0 sum becomes +0.0, bit for bit)."""
-    if dst[W] == 0.0:
-        dst[W] = 0.0 + src[W]
-        dst[MIN] = src[MIN]
-        dst[MAX] = src[MAX]
-        dst[SUM] = 0.0 + src[SUM]
+    ``[0, +inf, -inf, 0]``: the sums as ``0.0 + x`` (so a -0.0 sum becomes +0.0, bit for bit).
+    Scalar indexing throughout: with cell views (``state[b, c]``) Numba builds an array view per
+    call, which made this fold 2.5x slower.
+    """
+    w, lo, hi, sm = src[j, c, W], src[j, c, MIN], src[j, c, MAX], src[j, c, SUM]
+    dw = state[b, c, W]
+    if dw == 0.0:
+        state[b, c, W] = 0.0 + w
+        state[b, c, MIN] = lo
+        state[b, c, MAX] = hi
+        state[b, c, SUM] = 0.0 + sm
     else:
-        _merge_cell(dst, src)
+        state[b, c, W] = dw + w
+        if lo < state[b, c, MIN]:
+            state[b, c, MIN] = lo
+        if hi > state[b, c, MAX]:
+            state[b, c, MAX] = hi
+        state[b, c, SUM] += sm
 
 
 @nb.njit(nogil=True, cache=CACHE, boundscheck=False)
@@ -348,7 +359,7 @@ def merge_into(state, keys, values):  # type: ignore[no-untyped-def]
         b = keys[j]
         for c in range(2):
             if values[j, c, W] > 0.0:
-                _fold_into_dense(state[b, c], values[j, c])
+                _fold_into_dense(state, b, c, values, j)
 
 
 @nb.njit(nogil=True, cache=CACHE, boundscheck=False)
@@ -357,7 +368,7 @@ def merge_dense(state, other):  # type: ignore[no-untyped-def]
     for b in range(other.shape[0]):
         for c in range(2):
             if other[b, c, W] > 0.0:
-                _fold_into_dense(state[b, c], other[b, c])
+                _fold_into_dense(state, b, c, other, b)
 
 
 def probability_sums(

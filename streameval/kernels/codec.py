@@ -213,13 +213,12 @@ def _ends_in_bins(got, end_key, e):  # type: ignore[no-untyped-def]
 
 
 @nb.njit(nogil=True, boundscheck=False, error_model="numpy", fastmath={"reassoc"})
-def _log_sums(x_lo, w_lo, x_hi, w_hi):  # type: ignore[no-untyped-def]
-    """``(-sum w_lo log x_lo, -sum w_hi log x_hi)``, vectorized (x positive and normal)."""
-    a = b = 0.0
-    for i in range(x_lo.shape[0]):
-        a -= w_lo[i] * log_pos(x_lo[i])
-        b -= w_hi[i] * log_pos(x_hi[i])
-    return a, b
+def _log_sum(x, w):  # type: ignore[no-untyped-def]
+    """``-sum w log x``, vectorized (x positive and normal)."""
+    a = 0.0
+    for i in range(x.shape[0]):
+        a -= w[i] * log_pos(x[i])
+    return a
 
 
 @nb.njit(nogil=True, cache=CACHE, boundscheck=False)
@@ -246,16 +245,22 @@ def decode_checked(buf, k, n_bins, kind, f0, f1, f2, i0, i1, i2, cuts, rel_tol, 
     x_hi = np.empty(CELL_BLOCK, dtype=np.float64)
     w_lo = np.empty(CELL_BLOCK, dtype=np.float64)
     w_hi = np.empty(CELL_BLOCK, dtype=np.float64)
+    xs = np.empty(CELL_BLOCK, dtype=np.float64)  # single-score cells: one log each
+    ws = np.empty(CELL_BLOCK, dtype=np.float64)
     eps = LOG_LOSS_EPS
     t0 = t1 = w_in = w_touch = b_lo = b_hi = w_logs = l_lo = l_hi = 0.0
-    cells = outside = m = e = 0
+    cells = outside = m = ms = e = 0
     frac = False
     ok_all = True
     for j in range(k):
         start = pos
-        d, pos, ok = _get_varint(buf, pos, n, KEY_VARINT_BYTES)
-        if not ok:
-            return (TRUNCATED if pos >= n else BAD_KEY_VARINT), j, start
+        if pos < n and buf[pos] < 128:  # the common one-byte delta
+            d = np.uint64(buf[pos])
+            pos += 1
+        else:
+            d, pos, ok = _get_varint(buf, pos, n, KEY_VARINT_BYTES)
+            if not ok:
+                return (TRUNCATED if pos >= n else BAD_KEY_VARINT), j, start
         if j > 0 and d == 0:
             return KEY_NOT_INCREASING, j, start
         key = np.int64(d) if j == 0 else key + np.int64(d)
@@ -280,12 +285,16 @@ def decode_checked(buf, k, n_bins, kind, f0, f1, f2, i0, i1, i2, cuts, rel_tol, 
                 return BAD_NIBBLE, j, pos - 1
             if nib & INT:
                 at = pos
-                x, pos, ok = _get_varint(buf, pos, n, WEIGHT_VARINT_BYTES)
-                if not ok:
-                    return (TRUNCATED if pos >= n else BAD_INT_WEIGHT), j, at
-                if x == 0 or x > np.uint64(MAX_INT_WEIGHT):
-                    return BAD_INT_WEIGHT, j, at
-                w = np.float64(x)
+                if pos < n and 0 < buf[pos] < 128:  # a count below 128
+                    w = np.float64(buf[pos])
+                    pos += 1
+                else:
+                    x, pos, ok = _get_varint(buf, pos, n, WEIGHT_VARINT_BYTES)
+                    if not ok:
+                        return (TRUNCATED if pos >= n else BAD_INT_WEIGHT), j, at
+                    if x == 0 or x > np.uint64(MAX_INT_WEIGHT):
+                        return BAD_INT_WEIGHT, j, at
+                    w = np.float64(x)
             else:
                 if pos + 8 > n:
                     return TRUNCATED, j, pos
@@ -331,26 +340,39 @@ def decode_checked(buf, k, n_bins, kind, f0, f1, f2, i0, i1, i2, cuts, rel_tol, 
                 inside = lo >= 0.0 and hi <= 1.0
                 if inside:
                     w_in += w
-                a, b = min(max(lo, 0.0), 1.0), min(max(hi, 0.0), 1.0)
-                ca, cb = min(max(a, eps), 1.0 - eps), min(max(b, eps), 1.0 - eps)
-                if c == 0:  # Brier s**2, log loss -log(1 - s): both increase with s
-                    bl, bh = a * a, b * b
-                    x_lo[m], x_hi[m] = 1.0 - ca, 1.0 - cb
-                else:  # (1 - s)**2 and -log(s): both decrease with s
-                    bl, bh = (1.0 - b) ** 2, (1.0 - a) ** 2
-                    x_lo[m], x_hi[m] = cb, ca
-                w_lo[m] = w if inside else 0.0
-                w_hi[m] = w
-                m += 1
-                if m == CELL_BLOCK:
-                    a, b = _log_sums(x_lo, w_lo, x_hi, w_hi)
-                    l_lo += a
-                    l_hi += b
-                    m = 0
-                w_logs += w
-                if inside:
+                if single:  # one score in [0, 1]: one Brier term and one log for both bounds
+                    ca = min(max(lo, eps), 1.0 - eps)
+                    bl = lo * lo if c == 0 else (1.0 - lo) ** 2
                     b_lo += w * bl
-                b_hi += w * bh
+                    b_hi += w * bl
+                    xs[ms] = 1.0 - ca if c == 0 else ca
+                    ws[ms] = w
+                    ms += 1
+                    if ms == CELL_BLOCK:
+                        a = _log_sum(xs, ws)
+                        l_lo += a
+                        l_hi += a
+                        ms = 0
+                else:
+                    a, b = min(max(lo, 0.0), 1.0), min(max(hi, 0.0), 1.0)
+                    ca, cb = min(max(a, eps), 1.0 - eps), min(max(b, eps), 1.0 - eps)
+                    if c == 0:  # Brier s**2, log loss -log(1 - s): both increase with s
+                        bl, bh = a * a, b * b
+                        x_lo[m], x_hi[m] = 1.0 - ca, 1.0 - cb
+                    else:  # (1 - s)**2 and -log(s): both decrease with s
+                        bl, bh = (1.0 - b) ** 2, (1.0 - a) ** 2
+                        x_lo[m], x_hi[m] = cb, ca
+                    w_lo[m] = w if inside else 0.0
+                    w_hi[m] = w
+                    m += 1
+                    if m == CELL_BLOCK:
+                        l_lo += _log_sum(x_lo, w_lo)
+                        l_hi += _log_sum(x_hi, w_hi)
+                        m = 0
+                    if inside:
+                        b_lo += w * bl
+                    b_hi += w * bh
+                w_logs += w
             else:
                 outside += 1
     if pos != n:
@@ -358,9 +380,11 @@ def decode_checked(buf, k, n_bins, kind, f0, f1, f2, i0, i1, i2, cuts, rel_tol, 
     if ok_all and e:
         bin_indices(kind, f0, f1, f2, i0, i1, i2, cuts, ends[: 2 * e], got[: 2 * e])
         ok_all = _ends_in_bins(got, end_key, e)
-    a, b = _log_sums(x_lo[:m], w_lo[:m], x_hi[:m], w_hi[:m])
+    l_lo += _log_sum(x_lo[:m], w_lo[:m])
+    l_hi += _log_sum(x_hi[:m], w_hi[:m])
+    a = _log_sum(xs[:ms], ws[:ms])
     l_lo += a
-    l_hi += b
+    l_hi += a
     sums[S_T0], sums[S_T1], sums[S_W_IN], sums[S_W_TOUCH] = t0, t1, w_in, w_touch
     sums[S_B_LO], sums[S_B_HI] = b_lo, b_hi
     sums[S_L_LO], sums[S_L_HI] = l_lo - LOG_SLACK * w_logs, l_hi + LOG_SLACK * w_logs

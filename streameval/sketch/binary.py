@@ -13,7 +13,6 @@ thousands of sketches cheap.
 
 from __future__ import annotations
 
-import math
 import os
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any
@@ -119,6 +118,9 @@ class BinarySketch(BinaryMetrics):
         self._keys = np.empty(0, dtype=np.int64)
         self._values = kernels.empty_values(0)
         self._table: BinTable | None = None
+        # (values array, (negative weight, positive weight)) from a decoded file: valid while
+        # self._values is that array (every change of the bins replaces the array)
+        self._totals: tuple[np.ndarray, tuple[float, float]] | None = None
         self.counters: dict[str, Any] = {name: 0 for name in _INT_COUNTERS}
         self.counters.update({name: 0.0 for name in _FLOAT_COUNTERS})
         self.counters["weighted"] = False
@@ -467,6 +469,10 @@ class BinarySketch(BinaryMetrics):
                 f"{source + ': ' if source else ''}this is a multiclass sketch: read it with "
                 "MulticlassSketch.from_bytes or streameval.load"
             )
+        return cls._from_parts(parts, source)
+
+    @classmethod
+    def _from_parts(cls, parts: io.SketchParts, source: str | None) -> "BinarySketch":
         sketch = cls(parts.grid)
         sketch._labels = LabelEncoder(parts.meta.get("pos_label"), parts.meta.get("neg_label"))
         sketch._keys, sketch._values = parts.keys, parts.values
@@ -478,19 +484,16 @@ class BinarySketch(BinaryMetrics):
         if isinstance(dropped, bool) or not isinstance(dropped, int) or not 0 <= dropped < 1 << 62:
             raise SketchFormatError(f"{source + ': ' if source else ''}bad header field meta.inputs_dropped={dropped!r}")
         sketch.inputs_dropped = dropped
-        for name in _INT_COUNTERS:
-            sketch.counters[name] = _counter(parts.counters, name, int, source)
-        for name in _FLOAT_COUNTERS:
-            sketch.counters[name] = _counter(parts.counters, name, float, source)
-        weighted = parts.counters.get("weighted", False)
-        if not isinstance(weighted, bool):
-            raise SketchFormatError(f"{source + ': ' if source else ''}counter 'weighted' has bad value {weighted!r}")
-        sketch.counters["weighted"] = weighted
+        # io.decode checked every counter's type and range (io_header._counters)
+        c = parts.counters
+        sketch.counters.update({name: c[name] for name in (*_INT_COUNTERS, *_FLOAT_COUNTERS, "weighted")})
         for name in io.WEIGHT_SQ_COUNTERS:
-            if name in parts.counters:
-                sketch.counters[name] = float(parts.counters[name])
-        if sketch.counters["n_nan"] + sketch.counters["n_zero_weight"] > 2 * sketch.counters["n_rows"]:
+            if name in c:
+                sketch.counters[name] = float(c[name])
+        if c["n_nan"] + c["n_zero_weight"] > 2 * c["n_rows"]:
             raise SketchFormatError(f"{source + ': ' if source else ''}counters are inconsistent (more skipped rows than rows)")
+        if parts.class_totals is not None:
+            sketch._totals = (parts.values, parts.class_totals)
         return sketch
 
     def save(self, path: str | os.PathLike[str]) -> None:
@@ -543,15 +546,6 @@ def _plain(value: Any) -> Any:
     return value.item() if isinstance(value, np.generic) else value
 
 
-def _counter(counters: dict[str, Any], name: str, kind: type, source: str | None) -> Any:
-    value = counters.get(name, 0)
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or (kind is int and not isinstance(value, int)):
-        raise SketchFormatError(f"{source + ': ' if source else ''}counter {name!r} has bad value {value!r}")
-    if not math.isfinite(value) or (name != "log_loss_sum" and value < 0):
-        raise SketchFormatError(f"{source + ': ' if source else ''}counter {name!r} has bad value {value!r}")
-    return kind(value)
-
-
 def load(path: str | os.PathLike[str]) -> BinarySketch | MulticlassSketch:
     """Read a sketch file written by :meth:`BinarySketch.save` or :meth:`MulticlassSketch.save`.
 
@@ -576,9 +570,9 @@ def load(path: str | os.PathLike[str]) -> BinarySketch | MulticlassSketch:
         If the environment variable ``STREAMEVAL_MAX_GRID_BINS`` is set to a non-integer.
     """
     path = os.fspath(path)
-    data = io.read_sketch_file(path)
-    if io.sketch_kind(data, path) == "multiclass":
+    parts = io.decode(io.read_sketch_file(path), path)
+    if isinstance(parts, dict):  # "multiclass"
         from .multiclass import MulticlassSketch
 
-        return MulticlassSketch.from_bytes(data, source=path)
-    return BinarySketch.from_bytes(data, source=path)
+        return MulticlassSketch._from_parts(parts, path)
+    return BinarySketch._from_parts(parts, path)

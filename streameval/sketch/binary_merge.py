@@ -134,6 +134,8 @@ def weight_sq_parts(s: "BinarySketch", values: np.ndarray | None = None) -> tupl
         c = s.counters
         return (c["weight_sq_neg"], c["weight_sq_pos"]) if "weight_sq_pos" in c else None
     v = s._compact()[1] if values is None else values
+    if s._totals is not None and s._totals[0] is v:  # computed when the file was decoded
+        return s._totals[1]
     return float(v[:, 0, W].sum()), float(v[:, 1, W].sum())  # unit weights: the counts
 
 

@@ -8,6 +8,7 @@ inflating and checking release the GIL), so memory does not grow with the number
 from __future__ import annotations
 
 import glob
+import itertools
 import os
 from collections import deque
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -81,8 +82,11 @@ def iter_loaded(paths: Sequence[str], threads: int | None = None, ahead: int | N
 def merge_files(paths: Sequence[str | os.PathLike[str]], *, strict: bool = False, threads: int | None = None) -> Any:
     """Merge sketch files (folders and globs expanded) into one sketch, streaming.
 
-    Binary sketches fold into one running dense state as they load (see
-    :func:`streameval.merge`); multiclass sketch files merge with their own rule.
+    Binary sketches fold into running dense states as they load (see :func:`streameval.merge`):
+    with several threads each folds its own share of the files (memory: one dense state per
+    thread, whatever the number of files), and the partial results are merged at the end.
+    Multiclass sketch files merge with their own rule, one at a time. Of several bad files, the
+    error of the first in order is raised.
 
     Parameters
     ----------
@@ -90,7 +94,7 @@ def merge_files(paths: Sequence[str | os.PathLike[str]], *, strict: bool = False
     strict : bool, default False
         Refuse an input file counted twice (see :func:`streameval.merge`).
     threads : int, optional
-        Loading threads (default: the CPUs).
+        Threads that load and fold (default: the CPUs).
 
     Returns
     -------
@@ -106,29 +110,65 @@ def merge_files(paths: Sequence[str | os.PathLike[str]], *, strict: bool = False
         As :func:`streameval.merge`.
     """
     from ..errors import UsageError
-    from .binary import BinarySketch, merge
+    from .binary import BinarySketch, cpu_count, load, merge
     from .multiclass import MulticlassSketch
 
     files = expand_sketch_paths(paths)
     if not files:
         raise UsageError("nothing to merge: give sketch files, folders or globs")
-    loaded = iter_loaded(files, threads)
-    first = next(loaded)
+    n = max(1, threads if threads is not None else cpu_count())
+    first = load(files[0])
     if isinstance(first, MulticlassSketch):
         from .multiclass_state import merge_multiclass
 
         acc = first
-        for s in loaded:  # folded one at a time, like binary sketches
+        for s in iter_loaded(files[1:], n):  # folded one at a time, like binary sketches
             if not isinstance(s, MulticlassSketch):
                 raise UsageError("cannot merge binary and multiclass sketches together")
             acc = merge_multiclass([acc, s])
         return acc
 
-    def binary_only() -> Iterator[BinarySketch]:
-        yield first
-        for s in loaded:
+    def binary_only(sketches: Iterator[Any]) -> Iterator[BinarySketch]:
+        for s in sketches:
             if not isinstance(s, BinarySketch):
                 raise UsageError("cannot merge binary and multiclass sketches together")
             yield s
 
-    return merge(binary_only(), strict=strict)
+    if n == 1 or len(files) < 4 * n:
+        return merge(binary_only(itertools.chain([first], iter_loaded(files[1:], n))), strict=strict)
+    # Each thread loads and folds its own share (files i, i + n, i + 2n, ...) into a partial sketch:
+    # reading, decoding and folding release the GIL, so both the decoding and the folding run in
+    # parallel. The partials are merged at the end (merging is associative and commutative).
+    indexed = list(enumerate(files))
+    failures: list[tuple[int, BaseException]] = []
+
+    def run(part: int) -> Any:
+        def sketches() -> Iterator[Any]:
+            if part == 0:
+                yield first
+            for i, path in indexed[part::n]:
+                if i == 0:
+                    continue
+                if failures and min(f[0] for f in failures) < i:
+                    return  # an earlier file already failed: that error is the one reported
+                try:
+                    yield load(path)
+                except BaseException as exc:
+                    failures.append((i, exc))
+                    return
+
+        return merge(binary_only(sketches()), strict=strict)
+
+    with ThreadPoolExecutor(max_workers=n, thread_name_prefix="streameval-merge") as pool:
+        futures = [pool.submit(run, part) for part in range(n)]
+        partials, errors = [], []
+        for fut in futures:
+            try:
+                partials.append(fut.result())
+            except BaseException as exc:  # a merge error (grids, labels, kinds)
+                errors.append(exc)
+    if failures:
+        raise min(failures, key=lambda f: f[0])[1]
+    if errors:
+        raise errors[0]
+    return merge(partials, strict=strict)

@@ -116,6 +116,8 @@ class SketchParts:
         Labels and writer name.
     replicates : Replicates, optional
         Bootstrap replicates (format version 2).
+    class_totals : tuple of float, optional
+        ``(negative weight, positive weight)`` of the bins, when the decoder computed them.
     """
 
     kind: str
@@ -125,6 +127,7 @@ class SketchParts:
     counters: dict[str, Any]
     meta: dict[str, Any]
     replicates: Any = None
+    class_totals: tuple[float, float] | None = None
 
 
 def _max_payload(k: int, flags: int, extra: int = 0) -> int:
@@ -297,6 +300,15 @@ def read_sketch_file(path: str | os.PathLike[str]) -> bytes:
     """
     source = os.fspath(path)
     with open(source, "rb") as f:
+        try:
+            st = os.fstat(f.fileno())
+        except OSError:
+            st = None
+        if st is not None and _is_regular(st.st_mode) and 28 <= st.st_size <= _READ_WHOLE:
+            data = _read_regular(f, st.st_size, source)
+            if data is not None:
+                return data
+            f.seek(0)
         prefix = _read_upto(f, _PREFIX.size)
         flags, hlen = _check_prefix(prefix, source)
         head = _read_upto(f, hlen + 8)
@@ -320,6 +332,28 @@ def read_sketch_file(path: str | os.PathLike[str]) -> bytes:
     return prefix + head + rest
 
 
+_READ_WHOLE = 64 << 20  # regular files up to this size are read in one call
+
+
+def _read_regular(f: BinaryIO, size: int, source: str) -> bytes | None:
+    """A regular file of ``size`` bytes in two reads: its first 64 KiB, checked (framing, lengths
+    against the caps and the file's size), then the rest. None when the file changed size
+    meanwhile (the caller takes the careful path)."""
+    head = f.read(min(size, 1 << 16))
+    flags, hlen = _check_prefix(head[: _PREFIX.size], source)
+    if len(head) < _PREFIX.size + hlen + 8:
+        return None  # a header beyond 64 KiB, or a short file: the careful path names the problem
+    (plen,) = struct.unpack_from("<Q", head, _PREFIX.size + hlen)
+    _check_payload_length(plen, flags, source, _version(head))
+    total = _PREFIX.size + hlen + 8 + plen + 4
+    if total != size:
+        raise _fail(f"truncated or padded: {size} bytes, the header says {total}", source)
+    rest = f.read(size - len(head)) if size > len(head) else b""
+    if len(head) + len(rest) != size or f.read(1):
+        return None
+    return head + rest if rest else head
+
+
 def sketch_kind(data: bytes | bytearray | memoryview, source: str | None = None) -> Any:
     """The header's ``sketch`` field (``"binary"``, ``"multiclass"``), after the framing checks only.
 
@@ -333,6 +367,29 @@ def sketch_kind(data: bytes | bytearray | memoryview, source: str | None = None)
     if len(view) < _PREFIX.size + hlen:
         raise _fail(f"truncated: {len(view)} bytes, header alone needs {_PREFIX.size + hlen + 12}", source)
     return _parse_header(view[_PREFIX.size:_PREFIX.size + hlen], source).get("sketch")
+
+
+_GRIDS: dict[tuple[Any, ...], Grid] = {}
+
+
+def _cached_grid(spec: Any, source: str | None) -> Grid:
+    """:func:`_grid`, remembered for flat specs (thousands of shard files share one grid).
+
+    The key keeps each value's type, so ``4`` and ``4.0`` (refused for an integer parameter)
+    never share an entry; the size cap is checked on every call (its environment variable may
+    change).
+    """
+    if isinstance(spec, dict) and all(type(v) in (int, float, str) for v in spec.values()):
+        key = tuple(sorted((k, type(v).__name__, v) for k, v in spec.items()))
+        grid = _GRIDS.get(key)
+        if grid is None:
+            grid = _grid(spec, source)
+            if len(_GRIDS) < 64:
+                _GRIDS[key] = grid
+        else:
+            check_grid_size(grid, source)
+        return grid
+    return _grid(spec, source)
 
 
 def _is_regular(mode: int) -> bool:
@@ -398,7 +455,7 @@ def decode(data: bytes | bytearray | memoryview, source: str | None = None) -> S
         return decode_multiclass(header, view[off + 8:end], flags, source, version)  # 2: with replicates
     if kind != "binary":
         raise _fail(f"unknown sketch kind {kind!r} (this streameval reads 'binary' and 'multiclass')", source)
-    grid = _grid(header["grid"], source)
+    grid = _cached_grid(header["grid"], source)
     k = header["n_bins"]
     if not _is_int(k) or not 0 <= k <= grid.n_bins:
         raise _fail(f"bad header field n_bins={k!r}: need an integer in [0, {grid.n_bins}]", source)
@@ -423,7 +480,7 @@ def decode(data: bytes | bytearray | memoryview, source: str | None = None) -> S
             raise _fail(f"payload length {plen} is more than {k} bins can take", source)
         keys, values, summary = decode_compact(stored, k, grid, bool(flags & FLAG_ZLIB), source)
         check_consistency(values, counters, source, summary)
-        return SketchParts(kind, grid, keys, values, counters, meta, None)
+        return SketchParts(kind, grid, keys, values, counters, meta, None, (summary.t0, summary.t1))
 
     need = k * BIN_BYTES + extra
     if plen > _max_payload(k, flags, extra):

@@ -106,11 +106,14 @@ def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     return out
 
 
+_DECODER = json.JSONDecoder(parse_int=_parse_int, object_pairs_hook=_unique_keys)  # built once, reused
+
+
 def _parse_header(raw: bytes | memoryview, source: str | None) -> dict[str, Any]:
     try:
         text = bytes(raw).decode("utf-8")
         # NaN/Infinity (and 1e999) parse as floats and fail the field checks, which name the field.
-        header = json.loads(text, parse_int=_parse_int, object_pairs_hook=_unique_keys)
+        header = _DECODER.decode(text)
     except (ValueError, RecursionError) as exc:  # UnicodeDecodeError and JSONDecodeError are ValueErrors
         raise _fail(f"unreadable header ({str(exc)[:200]})", source) from None
     if not isinstance(header, dict):
