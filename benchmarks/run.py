@@ -327,44 +327,71 @@ def case_river(p: dict[str, Any]) -> dict[str, Any]:
     return {"seconds": times, "rows": int(len(y)), "roc_auc": auc, "threads": 1}
 
 
-def case_merge(p: dict[str, Any]) -> dict[str, Any]:
-    """Merging ``p["shards"]`` shard sketches read from bytes (as from shard files), and their sizes.
-
-    ``p["distinct"]`` real shards of ``p["shard_rows"]`` mid rows are built and serialized; the
-    inputs are fresh ``from_bytes`` copies cycling through them, which costs the merge the same as
-    distinct shards with that occupancy. Sketches are loaded 1,000 at a time and each group merged
-    (``merge`` holds all its inputs, and 10,000 loaded shards would take ~10 GB), then the partial
-    results merged: ``seconds`` is the merging alone, ``seconds_load`` the ``from_bytes`` calls.
-    """
+def _shard_dir(p: dict[str, Any], version: int) -> str:
+    """``p["shards"]`` shard files of ``p["shard_rows"]`` mid rows each, written once under the
+    data folder: ``p["distinct"]`` real shards cycled, as version 3 (the default) or version 1."""
     import streameval
 
-    y, s = synth.arrays("mid", p["distinct"] * p["shard_rows"])
-    k = p["shard_rows"]
-    blobs = []
-    for i in range(p["distinct"]):
-        sk = streameval.BinarySketch().update(y[i * k:(i + 1) * k], s[i * k:(i + 1) * k])
-        blobs.append(sk.to_bytes())
-    n, group = p["shards"], 1_000
-    load_times, merge_times = [], []
+    folder = os.path.join(p["data"], f"shards-v{version}-{p['shards']}x{p['shard_rows']}")
+    done = os.path.join(folder, ".complete")
+    if not os.path.exists(done):
+        os.makedirs(folder, exist_ok=True)
+        y, s = synth.arrays("mid", p["distinct"] * p["shard_rows"])
+        k = p["shard_rows"]
+        blobs = []
+        for i in range(p["distinct"]):
+            sk = streameval.BinarySketch().update(y[i * k:(i + 1) * k], s[i * k:(i + 1) * k])
+            blobs.append(sk.to_bytes() if version == 3 else sk.to_bytes(format_version=1))
+        for i in range(p["shards"]):
+            with open(os.path.join(folder, f"shard-{i:06d}.sevsk"), "wb") as f:
+                f.write(blobs[i % len(blobs)])
+        open(done, "w").close()
+    return folder
+
+
+def case_merge(p: dict[str, Any]) -> dict[str, Any]:
+    """Loading and merging ``p["shards"]`` shard sketch files with ``streameval.merge_files`` (the
+    ``streameval merge DIR`` path: every thread loads and folds its share), version-3 files
+    (``seconds``) and the same shards as version-1 files (zlib; ``seconds_v1``), alternated in one
+    process. The files are read from the page cache (written before the clock starts and read
+    once to warm it). ``seconds_from_bytes`` and ``seconds_merge_loaded``: the same version-3 shards
+    decoded from bytes in memory, 1,000 at a time, and merged (the split reported before version 3).
+    """
+    import streameval
+    from streameval.sketch.files import merge_files
+
+    dirs = {3: _shard_dir(p, 3), 1: _shard_dir(p, 1)}
+    for d in dirs.values():  # warm the page cache
+        for name in os.listdir(d):
+            with open(os.path.join(d, name), "rb") as f:
+                f.read()
+    merge_files([os.path.join(dirs[3], "shard-000000.sevsk")] * 2)  # kernels loaded
+    times: dict[int, list[float]] = {3: [], 1: []}
+    merged = None
     for _ in range(p["reps"]):
-        t_load = t_merge = 0.0
-        partials = []
-        for g0 in range(0, n, group):
+        for version in (3, 1):
             t0 = time.perf_counter()
-            sketches = [streameval.BinarySketch.from_bytes(blobs[i % len(blobs)])
-                        for i in range(g0, min(g0 + group, n))]
-            t1 = time.perf_counter()
-            partials.append(streameval.merge(sketches))
-            t_merge += time.perf_counter() - t1
-            t_load += t1 - t0
-            del sketches
+            merged = merge_files([dirs[version]])
+            times[version].append(time.perf_counter() - t0)
+    assert merged is not None
+    blobs = [open(os.path.join(dirs[3], f"shard-{i:06d}.sevsk"), "rb").read() for i in range(p["distinct"])]
+    n, group = p["shards"], 1_000
+    t_load = t_merge = 0.0
+    partials = []
+    for g0 in range(0, n, group):
+        t0 = time.perf_counter()
+        sketches = [streameval.BinarySketch.from_bytes(blobs[i % len(blobs)]) for i in range(g0, min(g0 + group, n))]
         t1 = time.perf_counter()
-        merged = streameval.merge(partials)
+        partials.append(streameval.merge(sketches))
         t_merge += time.perf_counter() - t1
-        load_times.append(t_load)
-        merge_times.append(t_merge)
-    return {"seconds": merge_times, "seconds_load": load_times, "rows": int(merged.n_rows),
-            "shards": n, "shard_rows": k, "shard_bytes": statistics.median(len(b) for b in blobs),
+        t_load += t1 - t0
+        del sketches
+    t1 = time.perf_counter()
+    streameval.merge(partials)
+    t_merge += time.perf_counter() - t1
+    return {"seconds": times[3], "seconds_v1": times[1], "seconds_from_bytes": [t_load], "seconds_merge_loaded": [t_merge],
+            "rows": int(merged.n_rows), "shards": n, "shard_rows": p["shard_rows"],
+            "shard_bytes": len(blobs[0]), "shard_bytes_v1": os.path.getsize(os.path.join(dirs[1], "shard-000000.sevsk")),
             "merged_bytes": len(merged.to_bytes()), "merged_bins": int(merged.n_occupied_bins)}
 
 
@@ -529,7 +556,7 @@ def plan(args: argparse.Namespace) -> list[tuple[str, str, dict[str, Any]]]:
         (f"river {size_label(min(sub, 20_000 if q else 200_000))}", "river",
          {"path": first, "rows": min(sub, 20_000 if q else 200_000)}),
         (f"merge {1_000 if q else 10_000:,} shards", "merge",
-         {"shards": 1_000 if q else 10_000, "distinct": 20 if q else 100, "shard_rows": 10_000}),
+         {"shards": 1_000 if q else 10_000, "distinct": 20 if q else 100, "shard_rows": 10_000, "data": args.data}),
         (f"accuracy {size_label(sub)}", "accuracy", {"rows": sub}),
     ]
     if args.only:
@@ -651,9 +678,11 @@ def ratios(results: dict[str, Any]) -> list[tuple[str, float | None, str]]:
     m = next((r for k, r in rows.items() if k.startswith("merge") and r.get("seconds")), {})
     if m:
         n = m["info"]["shards"]
-        load, total = m.get("seconds_load"), m["seconds"]
-        out.append((f"from_bytes of {n:,} shard sketches (s)", load, "-"))
-        out.append((f"merge {n:,} loaded sketches (s)", total, "< 2" if n == 10_000 else "< 0.2 (1/10 of target)"))
+        out.append((f"load + merge {n:,} shard files, version 3 (s, `merge_files`)", m["seconds"],
+                    "<= 1" if n == 10_000 else "<= 0.1 (1/10 of target)"))
+        out.append((f"load + merge the same {n:,} shards as version-1 files (s)", m.get("seconds_v1"), "-"))
+        out.append((f"from_bytes of {n:,} version-3 shards in memory (s)", m.get("seconds_from_bytes"), "-"))
+        out.append((f"merge {n:,} loaded sketches (s)", m.get("seconds_merge_loaded"), "< 2" if n == 10_000 else "< 0.2"))
     big = f"streameval parquet f32 {size_label(sizes[-1])}"
     sb = rows.get(big, {}).get("info", {}).get("sketch_bytes")
     out.append((f"saved default sketch, {size_label(sizes[-1])} rows (MB)", sb / 1e6 if sb else None, "< 8"))
@@ -689,12 +718,12 @@ def markdown(results: dict[str, Any]) -> str:
         info = dict(r.get("info", {}))
         notes = []
         for k in ("method", "warmup_s", "first_call_s", "threads", "sketch_bytes", "occupied_bins", "groups", "roc_auc",
-                  "shards", "shard_bytes", "merged_bytes", "merged_bins"):
+                  "shards", "shard_bytes", "shard_bytes_v1", "merged_bytes", "merged_bins"):
             if k in info:
                 val = info[k]
                 notes.append(f"{k}={_fmt(val, 6) if isinstance(val, float) else val}")
         for k in ("seconds_kernel", "seconds_update_1t", "seconds_update", "seconds_auc_ap", "seconds_sklearn",
-                  "seconds_load"):
+                  "seconds_load", "seconds_v1", "seconds_from_bytes", "seconds_merge_loaded"):
             if k in r:
                 notes.append(f"{k[8:]}={_fmt(r[k])} s")
         if r.get("errors"):

@@ -434,7 +434,8 @@ class BinarySketch(BinaryMetrics):
         Parameters
         ----------
         compress : bool, optional
-            zlib-compress the payload; default: only for format versions 1 and 2.
+            zlib-compress the payload; default: for format versions 1 and 2, and for version-3
+            payloads over 1 MiB (a sketch of ~30,000 or more occupied bins).
         format_version : {3, 1}, optional
             Default: 3 (compact bins; 2 for a sketch with bootstrap replicates). 1 writes the
             layout older streameval releases read.

@@ -67,6 +67,9 @@ bins, uncompressed: loads ~10x faster than version 1), or version 2 when they ca
 replicates; ``format_version=1`` writes what streameval 0.1 releases before it read."""
 BASE_VERSION = 1
 COMPACT_VERSION = 3
+COMPRESS_ABOVE = 1 << 20
+"""Version-3 payloads longer than this (1 MiB) are zlib-compressed by default: large sketches stay
+small on disk, while shards (tens of KB) load without inflating."""
 SUPPORTED_VERSIONS = (1, 2, 3)
 FLAG_ZLIB = 1
 BIN_BYTES = 4 + 2 * N_FIELDS * 8  # one key delta and 8 float64 values per stored bin
@@ -147,8 +150,8 @@ def encode(parts: SketchParts, compress: bool | None = None, format_version: int
     ----------
     parts : SketchParts
     compress : bool, optional
-        zlib-compress the payload (flag bit 0). Default: not for version 3 (its compact bins load
-        faster raw), yes for versions 1 and 2.
+        zlib-compress the payload (flag bit 0). Default: yes for versions 1 and 2; for version 3
+        only a payload over :data:`COMPRESS_ABOVE` (1 MiB): small sketches load faster raw.
     format_version : {3, 1}, optional
         Default 3, or 2 when ``parts`` carries bootstrap replicates (the only version that holds
         them). 1 writes the original layout, for streameval releases that read only versions 1
@@ -208,7 +211,7 @@ def encode(parts: SketchParts, compress: bool | None = None, format_version: int
         deltas = np.diff(parts.keys, prepend=np.int64(0)).astype("<u4")
         payload = deltas.tobytes() + np.ascontiguousarray(parts.values, dtype="<f8").tobytes() + extra
     flags = 0
-    if compress if compress is not None else version != COMPACT_VERSION:
+    if compress if compress is not None else (version != COMPACT_VERSION or len(payload) > COMPRESS_ABOVE):
         payload = zlib.compress(payload, 6)
         flags |= FLAG_ZLIB
     body = _PREFIX.pack(MAGIC, version, flags, len(hbytes)) + hbytes + struct.pack("<Q", len(payload)) + payload
