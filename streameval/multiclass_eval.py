@@ -56,18 +56,52 @@ def expand_score_columns(score: Any, source: Any) -> list[str]:
 
 def _columns_of(source: Any) -> list[str]:
     if isinstance(source, (str, list, tuple)) and source:
-        from .sources.files import _file_format, _pyarrow_format, expand_files
+        from .sources.files import _file_format, _open_dataset, expand_files
+        from .sources.remote import expand_remote, is_remote
 
-        files, _ = expand_files([source] if isinstance(source, str) else [str(s) for s in source])
-        import pyarrow.dataset as ds
-
-        return list(ds.dataset(files[:1], format=_pyarrow_format(_file_format(files[:1]))).schema.names)
+        paths = [source] if isinstance(source, str) else [str(s) for s in source]
+        if any(is_remote(p) for p in paths):
+            remote = expand_remote(paths)
+            first = remote.paths[:1]
+            return list(_open_dataset(first, _file_format(first), None, filesystem=remote.filesystem).schema.names)
+        files, _ = expand_files(paths)
+        # light: local files' schemas without pyarrow.dataset, whose import pulls in pandas (0.7 s
+        # once per process; a binary evaluation loads neither)
+        return list(_open_dataset(files[:1], _file_format(files[:1]), None, light=True).schema.names)
     names = getattr(source, "columns", None) or getattr(getattr(source, "schema", None), "names", None)
     if names is None and isinstance(source, dict):
         names = list(source)
     if names is None:
         raise UsageError("cannot list this source's columns to expand a score pattern; give the columns as a list")
     return [str(n) for n in names]
+
+
+def _numpy_view(arr: Any) -> np.ndarray | None:
+    """A read-only NumPy view of an Arrow integer or float column without nulls, straight from
+    its data buffer; None for any other column (the caller then passes the Arrow array on).
+
+    Why not ``to_numpy``: any pyarrow ``to_numpy`` (even zero-copy) and ``np.asarray`` of an
+    Arrow array import pandas, 0.7 s once per process (measured with ``-X importtime``), which a
+    decode-only pass never pays.
+    """
+    import pyarrow as pa
+
+    if isinstance(arr, pa.ChunkedArray):
+        if arr.num_chunks != 1:
+            return None
+        arr = arr.chunk(0)
+    t = arr.type
+    if arr.null_count or not (pa.types.is_integer(t) or pa.types.is_floating(t)) or pa.types.is_float16(t):
+        return None
+    kind = "f" if pa.types.is_floating(t) else "i" if pa.types.is_signed_integer(t) else "u"
+    dtype = np.dtype(f"<{kind}{t.bit_width // 8}")
+    return np.frombuffer(arr.buffers()[1], dtype=dtype, count=len(arr), offset=arr.offset * dtype.itemsize)
+
+
+def _column(arr: Any) -> Any:
+    """``arr`` as a NumPy view when :func:`_numpy_view` can give one, else ``arr`` itself."""
+    view = _numpy_view(arr)
+    return arr if view is None else view
 
 
 def _score_matrix(arrays: list[Any]) -> np.ndarray:
@@ -84,7 +118,8 @@ def _score_matrix(arrays: list[Any]) -> np.ndarray:
     dtype = np.float32 if all(a.type == pa.float32() for a in arrays) else np.float64
     out = np.empty((n, len(arrays)), dtype=dtype, order="F")
     for j, a in enumerate(arrays):
-        out[:, j] = a.to_numpy(zero_copy_only=False)
+        view = _numpy_view(a)
+        out[:, j] = a.to_numpy(zero_copy_only=False) if view is None else view  # nulls: NaN, refused later
     return out
 
 
@@ -158,8 +193,8 @@ def sketch_multiclass(
             try:
                 if isinstance(y_score, Exception):
                     raise y_score
-                w = b.column(WEIGHT) if WEIGHT in b.schema.names else None
-                sketch.update(b.column(LABEL), y_score, sample_weight=w)
+                w = _column(b.column(WEIGHT)) if WEIGHT in b.schema.names else None
+                sketch.update(_column(b.column(LABEL)), y_score, sample_weight=w)
             except (InputError, InputTypeError, ValueError) as exc:
                 raise type(exc)(f"{chunk.origin}: {exc}") from None
             rows += b.num_rows

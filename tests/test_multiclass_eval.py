@@ -90,3 +90,58 @@ def test_threads_do_not_change_the_sketch(tmp_path):
     assert two.metrics["roc_auc_ovo_macro"]["lower"] <= ovo <= two.metrics["roc_auc_ovo_macro"]["upper"]
     with pytest.raises(ValueError, match="threads"):
         streameval.evaluate(str(path), score="p_*", label="y", threads=0)
+
+
+def test_evaluate_loads_neither_pandas_nor_pyarrow_dataset(mc_log):
+    """Regression: listing the columns with pyarrow.dataset and converting them with to_numpy
+    imported pandas (0.7 s once per process, which a decode-only pass never pays)."""
+    import subprocess
+    import sys
+
+    path, y, p = mc_log
+    code = (
+        "import sys, streameval\n"
+        f"r = streameval.evaluate({str(path)!r}, score='p_*', label='y')\n"
+        "print(r.metrics['accuracy'], 'pandas' in sys.modules, 'pyarrow.dataset' in sys.modules)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True).stdout.split()
+    assert float(out[0]) == pytest.approx(skm.accuracy_score(y, p.argmax(1)), abs=1e-12)
+    assert out[1:] == ["False", "False"]
+
+
+@pytest.mark.parametrize("type_", ["int8", "uint16", "int32", "int64", "float32", "float64"])
+def test_numpy_view_equals_to_numpy(type_):
+    import pyarrow as pa
+
+    from streameval.multiclass_eval import _numpy_view
+
+    arr = pa.array(np.arange(-3, 20).astype(type_) if type_[0] != "u" else np.arange(23).astype(type_))
+    for a in (arr, arr.slice(5, 9), pa.chunked_array([arr.slice(2)])):
+        view = _numpy_view(a)
+        assert view is not None and view.dtype == np.dtype(type_)
+        np.testing.assert_array_equal(view, a.to_numpy())
+
+
+def test_numpy_view_declines_what_it_cannot_view():
+    import pyarrow as pa
+
+    from streameval.multiclass_eval import _numpy_view
+
+    for a in (pa.array([1.0, None]), pa.array([True, False]), pa.array(["a", "b"]),
+              pa.array(["a", "b"]).dictionary_encode(), pa.chunked_array([pa.array([1]), pa.array([2])]),
+              pa.array(np.ones(3, dtype=np.float16))):
+        assert _numpy_view(a) is None
+
+
+def test_null_labels_and_scores_still_name_the_row(tmp_path):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    p = np.array([[0.2, 0.8], [0.6, 0.4], [0.5, 0.5]])
+    path = tmp_path / "nulls.parquet"
+    pq.write_table(pa.table({"p_0": p[:, 0], "p_1": p[:, 1], "y": pa.array([1, None, 0])}), path)
+    with pytest.raises(ValueError, match="row 1"):
+        streameval.evaluate(str(path), score="p_*", label="y")
+    pq.write_table(pa.table({"p_0": pa.array([0.2, None, 0.5]), "p_1": p[:, 1], "y": [1, 0, 0]}), path)
+    with pytest.raises(ValueError, match="row 1"):
+        streameval.evaluate(str(path), score="p_*", label="y")
