@@ -84,7 +84,7 @@ def sketch_slices(
     SourceError, InputError, InputTypeError, EmptyInputError
         As :func:`streameval.evaluate`; errors name the file and row.
     """
-    from .consume import _coerce_pos_label, _locate
+    from .consume import _coerce_pos_label, _locate, _read_ahead
     from .evaluate import EmptyInputError
 
     if isinstance(by, str):
@@ -108,7 +108,7 @@ def sketch_slices(
     columns = {SCORE: score, LABEL: label, **({WEIGHT: weight} if weight else {}), **extra}
     rows = 0
     with progress_callback(progress, src.rows_estimate, src.description) as on_rows:
-        for chunk in src.chunks():
+        for chunk in _read_ahead(src.chunks()):  # the next batch decodes while this one is binned
             batch = chunk.batch
             names_in = batch.schema.names
             keys = [batch.column(a) for a in _key_aliases(by)]

@@ -25,14 +25,17 @@ def _rows(n: int, groups: int, seed: int):
 
 
 @pytest.mark.parametrize("grid", [DEFAULT_GRID, LinearGrid(-1, 2, 30)])
-@pytest.mark.parametrize("capacity,weighted_from", [(1 << 24, 0), (4_001, 0), (4_001, None), (1_777, 9_000)])
-def test_row_buffer_equals_a_brute_force_reference(grid, capacity, weighted_from, monkeypatch):
+@pytest.mark.parametrize("capacity,weighted_from,packed_bits", [
+    (1 << 24, 0, 63), (4_001, 0, 63), (4_001, None, 63), (1_777, 9_000, 63), (4_001, 0, 20), (1 << 24, None, 20)])
+def test_row_buffer_equals_a_brute_force_reference(grid, capacity, weighted_from, packed_bits, monkeypatch):
     """Chunks buffered, sorted into runs (several when the buffer is small, so chunks straddle
     its end and the k-way merge combines runs), give exactly the cells and counters of a dict
     built row by row: NaN scores, zero weights, scores outside [0, 1], unlabelled rows; weights
-    from the first chunk, never, or from a later chunk (earlier rows weigh 1)."""
+    from the first chunk, never, or from a later chunk (earlier rows weigh 1); codes packed with
+    the row, or (too wide to pack) sorted stably."""
     monkeypatch.setattr(grouped_sort, "MIN_SORT_ROWS", 1)
     monkeypatch.setattr(grouped_sort, "DENSE", 0.0)
+    monkeypatch.setattr(grouped_sort, "_PACKED_BITS", packed_bits)
     gid, cls, y, s, w = _rows(20_000, 37, 11)
     if weighted_from is None:
         w = np.ones_like(w)
@@ -43,7 +46,7 @@ def test_row_buffer_equals_a_brute_force_reference(grid, capacity, weighted_from
     for a in range(0, len(s), 3001):
         b = min(a + 3001, len(s))
         weighted = weighted_from is not None and b > weighted_from
-        assert buf.takes(b - a, 37 * 3 * grid.n_bins)
+        assert buf.takes(b - a)
         buf.add(*grid.kernel_params(), grid.n_bins, gid[a:b], s[a:b], cls[a:b], w[a:b] if weighted else np.empty(0),
                 weighted, counters)
     assert len(buf.runs) == (len(s) - 1) // capacity
@@ -135,10 +138,25 @@ def test_sketchset_reads_then_takes_more_rows(monkeypatch):
     assert a.keys() == b.keys()
 
 
-def test_codes_too_wide_to_pack_go_to_the_hash_table():
+def test_the_choice_of_path_follows_the_cells_per_row(monkeypatch):
+    """A first large chunk with few cells per row sends the set to the hash table; so does a run
+    that turns out sparse later (many rows per cell); short first chunks do not decide."""
+    grid = LinearGrid(0, 1, 8)
+    rng = np.random.default_rng(7)
+
+    def chunk(n, groups):
+        return (*grid.kernel_params(), grid.n_bins, rng.integers(0, groups, n), rng.random(n),
+                rng.integers(0, 2, n), np.empty(0), False, np.zeros((1000, 8)))
+
     buf = grouped_sort.RowBuffer()
-    assert not buf.takes(1 << 20, 1 << (63 - grouped_sort.ROW_BITS))
-    assert buf.takes(1 << 20, (1 << (63 - grouped_sort.ROW_BITS)) - 1)
-    assert not buf.takes(100, 1000)  # too few rows to choose on
+    assert not buf.takes(grouped_sort.MIN_SORT_ROWS - 1) and buf.takes(grouped_sort.MIN_SORT_ROWS)
+    buf.add(*chunk(50_000, 2))  # 2 groups x 8 bins x 2 classes: 32 cells for 50,000 rows
+    assert buf.dense is False and not buf.takes(1 << 20) and buf.rows == 0 and len(buf.runs) == 1
+    buf = grouped_sort.RowBuffer(capacity=60_000)
+    buf.add(*chunk(50_000, 1000))  # 16,000 cells: dense
+    assert buf.dense is True
+    monkeypatch.setattr(grouped_sort, "DENSE", 0.9)
+    buf.add(*chunk(20_000, 1000))  # the buffer fills: its run has fewer than 0.9 cells per row
+    assert buf.dense is False and len(buf.runs) == 1
     with pytest.raises(ValueError, match="capacity"):
         grouped_sort.RowBuffer(0)

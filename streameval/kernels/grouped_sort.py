@@ -10,14 +10,15 @@ growth) is the dominant cost on a virtual machine. A row is smaller than a cell 
 packed key and the score, against a cell's 40), so here rows are kept as they come and sorted
 once:
 
-1. :func:`pack` writes one int64 per row, ``cell code << ROW_BITS | row`` (the row's place in
-   the buffer: keys are distinct, and a sort orders each cell's rows by arrival), and adds the
-   group counters in the same pass; the scores (and weights) are copied beside the keys;
-2. when the buffer is full or the set is read, NumPy sorts the keys in place (its vectorized
-   quicksort, ~20-30 ms per million keys here) and :func:`reduce_run` turns them into cells
-   sorted by code in one pass (a *run*; each cell's rows added in arrival order, as the hash
-   table adds them);
-3. runs (one per 2**24 buffered rows) are merged by a k-way merge (:func:`merge_runs`).
+1. :func:`pack` writes each row's cell code into the buffer (the scores, and weights, are copied
+   beside it) and adds the group counters in the same pass;
+2. when the buffer is full or the set is read, :func:`to_keys` makes the codes distinct keys in
+   place (``code << b | row``, ``b`` bits for the row's place), NumPy sorts them in place (its
+   vectorized quicksort, ~25-35 ms per million keys here), and :func:`reduce_run` turns them
+   into cells sorted by code in one pass (a *run*; each cell's rows are added in arrival order,
+   as the hash table adds them). Codes too wide to pack are sorted stably instead;
+3. runs (one per :data:`CAPACITY` buffered rows) are merged by a k-way merge
+   (:func:`merge_runs`).
 
 :class:`RowBuffer` decides per set: the first chunk of at least :data:`MIN_SORT_ROWS` rows is
 sorted at once to measure its cells per row; below :data:`DENSE` the set keeps using the hash
@@ -34,26 +35,29 @@ from .cache import ENABLED as CACHE
 from .grouped import PREFETCH_DISTANCE, _row_terms, merge_sorted
 from .intrinsics import prefetch
 
-__all__ = ["RowBuffer", "pack", "reduce_run", "merge_runs", "DENSE", "MIN_SORT_ROWS", "ROW_BITS"]
+__all__ = ["RowBuffer", "pack", "to_keys", "reduce_run", "merge_runs", "DENSE", "MIN_SORT_ROWS", "CAPACITY"]
 
 DENSE = 0.25
 """Cells per row (of the first large chunk) from which a set buffers and sorts its rows."""
 MIN_SORT_ROWS = 1 << 15
 """Chunks shorter than this go to the hash table while the set has not chosen (too few rows to
 measure the density on)."""
-ROW_BITS = 24
-"""Bits of a packed key holding the row's place in the buffer: the buffer holds 2**24 rows."""
+CAPACITY = 1 << 27
+"""Rows a buffer holds before it sorts them into a run (2 GB of address space, 3 GB weighted,
+used only as rows arrive). A row costs less than a cell (16 bytes against 40), so at this
+density holding rows is cheaper than holding runs, and one sort at the end needs no merge."""
+_PACKED_BITS = 63
+"""Code and row bits that fit a packed key; wider codes are sorted stably instead."""
 
 
 @nb.njit(nogil=True, cache=CACHE, boundscheck=False, error_model="numpy")
 def pack(kind, f0, f1, f2, i0, i1, i2, cuts, n_bins, gid, scores, cls, weights,  # type: ignore[no-untyped-def]
-         weighted, row_bits, row0, out, counters):
-    """Packed sort keys of one chunk, ``out[i] = ((gid * n_bins + bin) * 3 + cls) << row_bits | (row0 + i)``;
-    adds every row's group counters to ``counters`` (as :func:`grouped.grouped_update` does).
+         weighted, out, counters):
+    """Cell codes of one chunk, ``out[i] = (gid * n_bins + bin) * 3 + cls``; adds every row's
+    group counters to ``counters`` (as :func:`grouped.grouped_update` does).
 
-    Parameters are those of :func:`streameval.kernels.grouped.grouped_update`, plus ``row_bits``
-    and ``row0`` (``row0 + n <= 2**row_bits``; the caller checks that the largest code fits in the
-    other bits) and ``out``, an int64 array of shape (n,).
+    Parameters are those of :func:`streameval.kernels.grouped.grouped_update`, plus ``out``, an
+    int64 array of shape (n,).
     """
     n = scores.shape[0]
     keys = np.empty(BLOCK, dtype=np.int64)
@@ -69,7 +73,7 @@ def pack(kind, f0, f1, f2, i0, i1, i2, cuts, n_bins, gid, scores, cls, weights, 
         _block_keys(kind, f0, f1, f2, i0, i1, i2, cuts, sc, keys)
         _row_terms(sc, cl, weights[start:end] if weighted else weights, weighted, terms)
         for j in range(m):
-            ob[j] = (((gb[j] * n_bins + keys[j]) * 3 + cl[j]) << row_bits) | (row0 + start + j)
+            ob[j] = (gb[j] * n_bins + keys[j]) * 3 + cl[j]
         for j in range(m):
             prefetch(ctr, gb[min(j + PREFETCH_DISTANCE, m - 1)] * 8)
             g = gb[j] * 8
@@ -83,29 +87,41 @@ def pack(kind, f0, f1, f2, i0, i1, i2, cuts, n_bins, gid, scores, cls, weights, 
             ctr[g + 7] += terms[5, j]
 
 
-@nb.njit(nogil=True, cache=CACHE, boundscheck=False, error_model="numpy")
-def reduce_run(keys, row_bits, scores, weights, weighted, codes, cells):  # type: ignore[no-untyped-def]
-    """Cells of a chunk from its sorted packed keys; returns how many were written.
+@nb.njit(nogil=True, cache=CACHE, boundscheck=False)
+def to_keys(codes, row_bits):  # type: ignore[no-untyped-def]
+    """In place: ``codes[i] = codes[i] << row_bits | i`` (distinct keys whose order is the codes'
+    order, then the rows')."""
+    for i in range(codes.shape[0]):
+        codes[i] = (codes[i] << row_bits) | i
 
-    Rows with a NaN score or a zero weight make no cell (they are counted by :func:`pack`).
-    ``codes`` (int64, shape (n,)) and ``cells`` (float64, shape (n, 4): weight, min, max,
-    score sum) receive the cells in code order; each cell's rows are added in row order.
+
+@nb.njit(nogil=True, cache=CACHE, boundscheck=False, error_model="numpy")
+def reduce_run(keys, row_bits, rows, scores, weights, weighted, codes, cells):  # type: ignore[no-untyped-def]
+    """Cells of buffered rows from their sorted keys; returns how many were written.
+
+    ``keys`` are :func:`to_keys`'s packed keys, sorted (``rows`` empty), or cell codes sorted
+    stably with ``rows`` the row of each (when codes are too wide to pack). Rows with a NaN score
+    or a zero weight make no cell (they are counted by :func:`pack`). ``codes`` (int64, shape
+    (n,)) and ``cells`` (float64, shape (n, 4): weight, min, max, score sum) receive the cells in
+    code order; each cell's rows are added in row order.
     """
     mask = (np.int64(1) << row_bits) - 1
+    packed = rows.shape[0] == 0
+    n = keys.shape[0]
     k = 0
     last = -1
-    for i in range(keys.shape[0]):
+    for i in range(n):
         key = keys[i]
-        row = key & mask
+        row = key & mask if packed else rows[i]
         s = np.float64(scores[row])
         w = weights[row] if weighted else 1.0
-        ahead = keys[min(i + 16, keys.shape[0] - 1)] & mask
+        ahead = keys[min(i + 16, n - 1)] & mask if packed else rows[min(i + 16, n - 1)]
         prefetch(scores, ahead)
         if weighted:
             prefetch(weights, ahead)
         if s != s or w == 0.0:
             continue
-        code = key >> row_bits
+        code = key >> row_bits if packed else key
         if code == last:
             c = k - 1
             cells[c, 0] += w
@@ -234,31 +250,31 @@ class RowBuffer:
 
     Parameters
     ----------
-    capacity : int, default ``2**ROW_BITS``
-        Rows buffered before they are sorted into a run (at most ``2**ROW_BITS``). The buffer is
-        allocated once, untouched (its memory is used as rows arrive), and kept for the next run.
+    capacity : int, default :data:`CAPACITY`
+        Rows buffered before they are sorted into a run. The buffer is allocated at the first
+        chunk and untouched (memory is used as rows arrive: 16 bytes per row, 24 weighted).
 
     Notes
     -----
     ``dense`` is None until the first chunk of at least :data:`MIN_SORT_ROWS` rows has been seen,
-    then True (chunks go here) or False (chunks go to the hash table).
+    then True (chunks go here) or False (chunks go to the hash table). A run with fewer than
+    :data:`DENSE` cells per row turns it False too (many rows per cell: the hash table's state
+    is then smaller than the rows).
     """
 
-    def __init__(self, capacity: int = 1 << ROW_BITS) -> None:
-        if not 1 <= capacity <= 1 << ROW_BITS:
-            raise ValueError(f"capacity must be in [1, 2**{ROW_BITS}], got {capacity}")
+    def __init__(self, capacity: int = CAPACITY) -> None:
+        if capacity < 1:
+            raise ValueError(f"capacity must be positive, got {capacity}")
         self.capacity = capacity
         self.dense: bool | None = None
         self.runs: list[tuple[np.ndarray, np.ndarray]] = []
         self.rows = 0
-        self._keys = np.empty(0, dtype=np.int64)
+        self._codes = np.empty(0, dtype=np.int64)
         self._scores = np.empty(0, dtype=np.float64)
         self._weights: np.ndarray | None = None
 
-    def takes(self, n: int, max_code: int) -> bool:
-        """Whether a chunk of ``n`` rows whose cell codes are below ``max_code`` goes here."""
-        if max_code.bit_length() + ROW_BITS > 63:
-            return False
+    def takes(self, n: int) -> bool:
+        """Whether a chunk of ``n`` rows goes here (else to the hash table)."""
         return bool(self.dense) or (self.dense is None and n >= MIN_SORT_ROWS)
 
     def add(self, kind: int, f0: float, f1: float, f2: float, i0: int, i1: int, i2: int, cuts: np.ndarray,
@@ -266,8 +282,8 @@ class RowBuffer:
             weighted: bool, counters: np.ndarray) -> None:
         """Buffer one chunk, adding its group counters (arguments as :func:`grouped.grouped_update`'s:
         ``scores`` and ``weights`` float64, ``weights`` ignored unless ``weighted``)."""
-        if self._keys.shape[0] == 0:
-            self._keys = np.empty(self.capacity, dtype=np.int64)
+        if self._codes.shape[0] == 0:
+            self._codes = np.empty(self.capacity, dtype=np.int64)
             self._scores = np.empty(self.capacity, dtype=np.float64)
         if weighted and self._weights is None:
             self._weights = np.empty(self.capacity, dtype=np.float64)
@@ -281,15 +297,14 @@ class RowBuffer:
             a, b = self.rows, self.rows + m
             part = slice(done, done + m)
             pack(kind, f0, f1, f2, i0, i1, i2, cuts, n_bins, gid[part], scores[part], cls[part],
-                 weights[part] if weighted else weights, weighted, ROW_BITS, a, self._keys[a:b], counters)
+                 weights[part] if weighted else weights, weighted, self._codes[a:b], counters)
             self._scores[a:b] = scores[part]
             if self._weights is not None:
                 self._weights[a:b] = weights[part] if weighted else 1.0
             self.rows = b
             done += m
-            if self.dense is None:
-                # decide once, on this chunk's own cells per row
-                codes = np.sort(self._keys[a:b] >> ROW_BITS)
+            if self.dense is None:  # decide once, on this chunk's own cells per row
+                codes = np.sort(self._codes[a:b])
                 cells = 1 + int(np.count_nonzero(codes[1:] != codes[:-1]))
                 self.dense = cells >= DENSE * m
                 if not self.dense:
@@ -300,14 +315,23 @@ class RowBuffer:
         n = self.rows
         if n == 0:
             return
-        keys = self._keys[:n]
-        keys.sort()
+        codes_in = self._codes[:n]
+        row_bits = max((n - 1).bit_length(), 1)
+        if int(codes_in.min()) >= 0 and int(codes_in.max()).bit_length() + row_bits <= _PACKED_BITS:
+            to_keys(codes_in, row_bits)
+            codes_in.sort()  # NumPy's vectorized quicksort, in place: keys are distinct
+            keys, rows = codes_in, np.empty(0, dtype=np.int64)
+        else:  # codes too wide to pack with the row: a stable sort of the codes
+            rows = np.argsort(codes_in, kind="stable")
+            keys, row_bits = codes_in[rows], 0
         weighted = self._weights is not None
         codes = np.empty(n, dtype=np.int64)
         cells = np.empty((n, 4), dtype=np.float64)
-        k = reduce_run(keys, ROW_BITS, self._scores[:n], self._weights if weighted else self._scores, weighted,
+        k = reduce_run(keys, row_bits, rows, self._scores[:n], self._weights if weighted else self._scores, weighted,
                        codes, cells)
         self.rows = 0
+        if k < DENSE * n:
+            self.dense = False
         if k < n - n // 8:  # many rows per cell: give the unused memory back
             codes, cells = codes[:k].copy(), cells[:k].copy()
         self.runs.append((codes[:k], cells[:k]))
@@ -316,6 +340,6 @@ class RowBuffer:
         """All rows as one cell table sorted by code; the buffer's memory is released."""
         self.flush()
         runs, self.runs = self.runs, []
-        self._keys, self._scores, self._weights = (np.empty(0, dtype=np.int64), np.empty(0, dtype=np.float64),
-                                                   None)
+        self._codes, self._scores, self._weights = (np.empty(0, dtype=np.int64), np.empty(0, dtype=np.float64),
+                                                    None)
         return merge_runs(runs)

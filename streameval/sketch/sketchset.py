@@ -267,7 +267,7 @@ class SketchSet:
         self.weighted = self.weighted or weighted
         args = (*self.grid.kernel_params(), self.grid.n_bins, gid, np.ascontiguousarray(scores, dtype=np.float64), cls,
                 np.ascontiguousarray(w, dtype=np.float64), weighted, self._ctr)
-        if self._rows.takes(n, len(self._keys) * 3 * self.grid.n_bins):
+        if self._rows.takes(n):
             self._rows.add(*args)
         else:
             self._table = grouped.reserve(self._table, self._used, n)
