@@ -2,10 +2,12 @@
 
     python benchmarks/monitoring.py            # 10M rows, 1,000 slices x 30 daily windows
     python benchmarks/monitoring.py --quick    # 1M rows, 100 slices x 10 windows (CI smoke run)
+    python benchmarks/monitoring.py --rows 100000000 --ingest-only   # the 100M-row target, printed only
 
 Run by ``benchmarks/run.py`` after its own cases. Each timed case runs in a fresh subprocess (so
 its peak RSS is its own); sliced and unsliced runs alternate, and the table reports medians and
-the ratio of the medians. Results go to the ``monitoring`` section of ``benchmarks/README.md``.
+the ratio of the medians, by wall time and by CPU time (user + system, all threads: on a shared
+machine the wall time also counts waiting for a core). Results go to the ``monitoring`` section of ``benchmarks/README.md``.
 """
 
 from __future__ import annotations
@@ -46,22 +48,27 @@ def _case(spec: dict[str, Any]) -> dict[str, Any]:
     from streameval.slicing import sketch_slices
 
     path = spec["path"]
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     out: dict[str, Any] = {}
     if spec["kind"] == "unsliced":
         streameval.evaluate(path, score="score", label="label")
     else:
         ss, _ = sketch_slices(path, score="score", label="label", by=["seg"], time="ts", window="1d")
-        out["ingest_seconds"] = time.perf_counter() - t0
-        t1 = time.perf_counter()
-        ss._consolidate()  # the one sort of the hash table's cells (done by the first read)
-        out["sort_seconds"] = time.perf_counter() - t1
+        out["ingest_seconds"], out["ingest_cpu"] = time.perf_counter() - t0, time.process_time() - c0
+        t1, c1 = time.perf_counter(), time.process_time()
+        ss._consolidate()  # the one sort of the buffered rows (or the hash table's cells), done by the first read
+        out["sort_seconds"], out["sort_cpu"] = time.perf_counter() - t1, time.process_time() - c1
+        out["cells"] = int(ss._code.shape[0])
+        out["groups"] = len(ss)
+        if spec.get("ingest_only"):
+            out["seconds"], out["cpu"] = time.perf_counter() - t0, time.process_time() - c0
+            out["peak_rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+            return out
         t2 = time.perf_counter()
         table = SliceTable.from_sketchset(ss, thresholds=[0.5])
         out["table_seconds"] = time.perf_counter() - t2
-        out["groups"] = len(table.rows)
-        out["cells"] = int(ss._code.shape[0])
-    out["seconds"] = time.perf_counter() - t0
+        assert len(table.rows) == out["groups"]
+    out["seconds"], out["cpu"] = time.perf_counter() - t0, time.process_time() - c0
     out["peak_rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
     return out
 
@@ -155,21 +162,34 @@ def store_cost(workdir: str, files: int, rows: int, slices: int) -> dict[str, fl
             "store_mb": os.path.getsize(store) / 1e6}
 
 
+def ingest_lines(res: dict[str, Any]) -> list[str]:
+    """Table rows of the sliced-vs-unsliced ingest (wall and CPU seconds, ratios, memory)."""
+    s, u = res["sliced"], res["unsliced"]
+    both_wall, both_cpu = s["ingest_seconds"] + s["sort_seconds"], s["ingest_cpu"] + s["sort_cpu"]
+    return [
+        f"| unsliced evaluate (s wall / s CPU) | {u['seconds']:.2f} / {u['cpu']:.2f} |",
+        f"| sliced ingest (s wall / s CPU): the read, rows buffered | {s['ingest_seconds']:.2f} / {s['ingest_cpu']:.2f} |",
+        f"| then the one sort of the buffered rows into cells (s wall / s CPU) | {s['sort_seconds']:.2f} / {s['sort_cpu']:.2f} |",
+        f"| sliced / unsliced throughput, read and sort (target >= 0.5): by wall, by CPU | "
+        f"{u['seconds'] / both_wall:.2f}, {u['cpu'] / both_cpu:.2f} |",
+        f"| the same, the read only (the sort left to the first read of the set): by wall, by CPU | "
+        f"{u['seconds'] / s['ingest_seconds']:.2f}, {u['cpu'] / s['ingest_cpu']:.2f} |",
+        *([f"| table of all groups (s) | {s['table_seconds']:.2f} |"] if "table_seconds" in s else []),
+        f"| groups, cells | {s['groups']:,.0f}, {s['cells']:,.0f} |",
+        f"| peak RSS sliced / unsliced (MB; target <= 2048 at 100M rows) | {s['peak_rss_mb']:.0f} / {u['peak_rss_mb']:.0f} |",
+    ]
+
+
 def markdown(res: dict[str, Any]) -> str:
     p = res["params"]
     lines = [f"Measured {res['when']} on {res['machine']} (load average {res['load'][0]:.1f} at the start, "
              f"{res['load'][1]:.1f} at the end: other jobs shared the machine); {p['rows']:,} rows, {p['slices']:,} "
              f"slices x {p['days']} daily windows; medians of {p['repeat']} alternating runs.", "",
              "| measure | value |", "|---|---|"]
-    s, u = res["sliced"], res["unsliced"]
+    lines += ingest_lines(res)
+    if "ci" not in res:
+        return "\n".join(lines) + "\n"
     lines += [
-        f"| unsliced evaluate (s) | {u['seconds']:.2f} |",
-        f"| sliced ingest (s): one pass into the grouped kernel's hash table | {s['ingest_seconds']:.2f} |",
-        f"| then: sort of the cells (s), table of all groups (s) | {s['sort_seconds']:.2f}, {s['table_seconds']:.2f} |",
-        f"| sliced ingest throughput / unsliced (target >= 0.5) | {u['seconds'] / s['ingest_seconds']:.2f} |",
-        f"| the same with the sort of the cells | {u['seconds'] / (s['ingest_seconds'] + s['sort_seconds']):.2f} |",
-        f"| groups, cells | {s['groups']:,.0f}, {s['cells']:,.0f} |",
-        f"| peak RSS sliced / unsliced (MB; target <= 2048 at 100M rows) | {s['peak_rss_mb']:.0f} / {u['peak_rss_mb']:.0f} |",
         f"| DeLong CI per sketch (ms; {res['ci']['occupied_bins']:,.0f} occupied bins; target < 1) | {res['ci']['delong_ms']:.2f} |",
         f"| Wilson CI at a threshold (ms) | {res['ci']['wilson_ms']:.3f} |",
         f"| AUC with bounds, for scale (ms) | {res['ci']['auc_ms']:.2f} |",
@@ -200,6 +220,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--out", default=HERE)
     ap.add_argument("--repeat", type=int)
+    ap.add_argument("--rows", type=int, help="rows of the log (default 10M; 1M with --quick)")
+    ap.add_argument("--ingest-only", action="store_true",
+                    help="only the sliced/unsliced ingest (no table, CI or store cases); printed, not written")
     ap.add_argument("--case", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.case:
@@ -207,26 +230,28 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     load_start = os.getloadavg()[0]
     rows, slices, days = (1_000_000, 100, 10) if args.quick else (10_000_000, 1000, 30)
-    repeat = args.repeat or (1 if args.quick else 3)
+    rows = args.rows or rows
+    repeat = args.repeat or (1 if args.quick or args.ingest_only else 3)
     with tempfile.TemporaryDirectory() as work:
         path = os.path.join(work, "log.parquet")
         make_log(path, rows, slices, days)
         runs: dict[str, list[dict[str, Any]]] = {"unsliced": [], "sliced": []}
         for _ in range(repeat):
             for kind in runs:
-                runs[kind].append(_run({"kind": kind, "path": path}))
+                runs[kind].append(_run({"kind": kind, "path": path, "ingest_only": args.ingest_only}))
         errors = [r["error"] for rs in runs.values() for r in rs if "error" in r]
         if errors:
             print("error:", errors[0], file=sys.stderr)
             return 1
         med = {k: {f: statistics.median(r[f] for r in rs) for f in rs[0]} for k, rs in runs.items()}
         res = {"params": {"rows": rows, "slices": slices, "days": days, "repeat": repeat},
-               "when": time.strftime("%Y-%m-%d"), "machine": f"{os.cpu_count()} CPUs", **med,
-               "ci": ci_cost(rows), "store": store_cost(work, 5 if args.quick else 90, 20_000, slices)}
+               "when": time.strftime("%Y-%m-%d"), "machine": f"{os.cpu_count()} CPUs", **med}
+        if not args.ingest_only:
+            res.update(ci=ci_cost(rows), store=store_cost(work, 5 if args.quick else 90, 20_000, slices))
     res["load"] = (load_start, os.getloadavg()[0])
     table = markdown(res)
     print(table)
-    if not args.quick or args.out != HERE:
+    if not args.ingest_only and (not args.quick or args.out != HERE):
         os.makedirs(args.out, exist_ok=True)
         write_readme(os.path.join(args.out, "README.md"), table)
     return 0
