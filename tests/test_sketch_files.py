@@ -93,3 +93,16 @@ def test_cli_merges_a_folder(tmp_path) -> None:
     assert r.exit_code == 0, r.output
     assert "merged 4 sketches (2,000 rows)" in r.output
     assert streameval.load(tmp_path / "all.sketch").n_rows == 2000
+
+
+def test_cli_merge_writes_the_requested_format_version(tmp_path) -> None:
+    _shards(tmp_path, n=2)
+    one = tmp_path / "day" / "h00.sketch"
+    assert one.read_bytes()[8:10] == (3).to_bytes(2, "little")  # written as version 3 by default
+    r = CliRunner().invoke(app, ["merge", str(one), "-o", str(tmp_path / "old.sketch"), "--format-version", "1"])
+    assert r.exit_code == 0, r.output
+    old = (tmp_path / "old.sketch").read_bytes()
+    assert old[8:10] == (1).to_bytes(2, "little")
+    assert streameval.load(tmp_path / "old.sketch") == streameval.load(one)
+    r = CliRunner().invoke(app, ["merge", str(one), "-o", str(tmp_path / "x.sketch"), "--format-version", "2"])
+    assert r.exit_code != 0 and "3 or 1" in r.output

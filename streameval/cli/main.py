@@ -189,13 +189,20 @@ def _load_config(path: Path) -> dict[str, Any]:
     return data
 
 
-def _save(sketch: Any, path: Path) -> None:
+def _save(sketch: Any, path: Path, format_version: int | None = None) -> None:
     """Save a sketch, creating its folder (``--save-sketch sk/day.sketch`` just works)."""
+    from ..sketch.binary import BinarySketch
+
+    if format_version is not None and not isinstance(sketch, BinarySketch):
+        raise UsageError("--format-version applies to binary sketches; multiclass sketches have one layout")
     try:
         Path(path).parent.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise type(exc)(exc.errno, f"cannot create its folder ({exc.strerror})", str(path)) from None
-    sketch.save(path)
+    if format_version is None:
+        sketch.save(path)
+    else:
+        sketch.save(path, format_version=format_version)
 
 
 def _parse_grid(text: str | None) -> Any:
@@ -456,14 +463,20 @@ def merge_cmd(
     out: Path = typer.Option(..., "--output", "-o", metavar="FILE", help="File to write the merged sketch to."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="Print nothing on success."),
     strict: bool = typer.Option(False, "--strict", help="Refuse (exit 1) when an input file would be counted twice."),
-    threads: Optional[int] = typer.Option(None, "--threads", "-j", metavar="N", min=1, help="Loading threads (default: all CPUs)."),
+    threads: Optional[int] = typer.Option(None, "--threads", "-j", metavar="N", min=1, help="Threads that load and fold (default: all CPUs)."),
+    format_version: Optional[int] = typer.Option(
+        None, "--format-version", metavar="N",
+        help="Sketch file format to write: 3 (default, compact) or 1 (for streameval releases that read only versions 1-2)."),
 ) -> None:
     """Merge sketches of shards (days, partitions, workers) into one; exact, order-free.
 
-    Files are loaded on threads and folded into one running sketch, so memory does not grow with
-    their number. Each sketch made by `eval` records its input files; merging one twice warns (or
-    with --strict fails).
+    Each thread loads and folds its share of the files into a running sketch, so memory does not
+    grow with their number. Each sketch made by `eval` records its input files; merging one twice
+    warns (or with --strict fails). Merging one file with --format-version 1 converts it for older
+    readers.
     """
+    if format_version not in (None, 1, 3):
+        raise typer.BadParameter("3 or 1", param_hint="--format-version")
 
     def body() -> None:
         import warnings
@@ -477,7 +490,7 @@ def merge_cmd(
             merged = merge_files(files, strict=strict, threads=threads)
         for w in caught:
             typer.echo(f"warning: {w.message}", err=True)
-        _save(merged, out)
+        _save(merged, out, format_version)
         if not quiet:
             typer.echo(f"merged {len(files)} sketches ({merged.n_rows:,} rows) into {out}", err=True)
 

@@ -497,12 +497,18 @@ class BinarySketch(BinaryMetrics):
             sketch._totals = (parts.values, parts.class_totals)
         return sketch
 
-    def save(self, path: str | os.PathLike[str]) -> None:
+    def save(self, path: str | os.PathLike[str], *, format_version: int | None = None) -> None:
         """Write the sketch to ``path`` atomically and durably.
 
         Readers see the old file or the new one, never a mix, whatever happens during the save
         (concurrent saves, a crash, a full disk): see :func:`streameval.atomic.write_bytes_atomic`.
         An existing file's permission bits are kept.
+
+        Parameters
+        ----------
+        path : str or path-like
+        format_version : {3, 1}, optional
+            As :meth:`to_bytes`: 1 for streameval releases that read only versions 1 and 2.
 
         Raises
         ------
@@ -510,10 +516,12 @@ class BinarySketch(BinaryMetrics):
             If the file cannot be written; the message names ``path``, which is then unchanged.
         SketchFormatError
             If a counter is not finite (it could not be read back).
+        ValueError
+            As :meth:`to_bytes`, for ``format_version``.
         """
         from ..atomic import write_bytes_atomic
 
-        write_bytes_atomic(path, self.to_bytes())
+        write_bytes_atomic(path, self.to_bytes(format_version=format_version))
 
 
 
