@@ -121,6 +121,25 @@ def test_group_by_row_is_stable_and_drops_skipped_rows() -> None:
 
 
 @pytest.mark.parametrize("weighted", [False, True])
+def test_group_by_row_in_two_ranges_equals_one_stable_sort(weighted: bool) -> None:
+    n, used = 2_100_000, 997  # two ranges from 2M rows on
+    rows, labels, keys, weights = _chunk(n, used, 9)
+    calls: list[int] = []
+
+    def run(fns):  # type: ignore[no-untyped-def]
+        calls.append(len(fns))
+        return [f() for f in reversed(fns)][::-1]  # in any order
+
+    starts, gl, gk, gw = kb.group_by_row(rows, used, labels, keys, weights, weighted, run)
+    assert calls == [2, 2]
+    keep = np.flatnonzero(rows >= 0)
+    order = keep[np.argsort(rows[keep], kind="stable")]
+    assert np.array_equal(starts, np.r_[0, np.cumsum(np.bincount(rows[keep], minlength=used))])
+    assert np.array_equal(gl, labels[order]) and np.array_equal(gk, keys[order])
+    assert np.array_equal(gw, weights[order]) if weighted else gw.size == 0
+
+
+@pytest.mark.parametrize("weighted", [False, True])
 def test_sketch_replicates_do_not_depend_on_threads(weighted: bool) -> None:
     n = 60_000  # enough rows for three threads
     rng = np.random.default_rng(11)

@@ -31,6 +31,8 @@ and replicate histograms merge exactly like the sketch's own bins.
 from __future__ import annotations
 
 import math
+from functools import partial
+from typing import Any, Callable, Sequence
 
 import numba as nb
 import numpy as np
@@ -42,7 +44,7 @@ from numba.extending import intrinsic
 from .binary import BLOCK, _block_keys
 from .cache import ENABLED as CACHE
 
-__all__ = ["POISSON_THRESHOLDS", "LANES", "FLUSH_ROWS", "assign_rows", "order_by_row", "group_by_row", "add_replicates",
+__all__ = ["POISSON_THRESHOLDS", "LANES", "FLUSH_ROWS", "assign_rows", "order_by_row", "group_by_row", "count_rows", "scatter_rows", "add_replicates",
            "replicate_cuts", "row_hashes", "position_hashes", "string_hashes"]
 
 MAX_K = 12
@@ -262,26 +264,21 @@ def _row_weights(lo, hi, kbuf, r0, blocks):  # type: ignore[no-untyped-def]
 
 
 @nb.njit(nogil=True, cache=CACHE, boundscheck=False)
-def group_by_row(rows, used, labels, keys, weights, weighted):  # type: ignore[no-untyped-def]
-    """The kept rows' labels, keys and weights grouped by table row (a stable counting sort
-    that moves the values as it places them: no separate gathers).
-
-    Returns ``(starts, labels, keys, weights)``: the rows of table row ``j`` are
-    ``starts[j] .. starts[j + 1] - 1`` (``starts`` has ``used + 1`` entries), in arrival order;
-    rows skipped (``rows == -1``) are dropped; ``weights`` is empty when not ``weighted``.
-    """
-    starts = np.zeros(used + 1, dtype=np.int64)
-    for i in range(rows.shape[0]):
+def count_rows(rows, used, a, b):  # type: ignore[no-untyped-def]
+    """How many of ``rows[a:b]`` fall in each table row (int64, ``used`` entries; -1 skipped)."""
+    counts = np.zeros(used, dtype=np.int64)
+    for i in range(a, b):
         if rows[i] >= 0:
-            starts[rows[i] + 1] += 1
-    for j in range(used):
-        starts[j + 1] += starts[j]
-    n = starts[used]
-    out_labels = np.empty(n, dtype=labels.dtype)
-    out_keys = np.empty(n, dtype=np.uint64)
-    out_weights = np.empty(n if weighted else 0, dtype=np.float64)
-    fill = starts[:used].copy()
-    for i in range(rows.shape[0]):
+            counts[rows[i]] += 1
+    return counts
+
+
+@nb.njit(nogil=True, cache=CACHE, boundscheck=False)
+def scatter_rows(rows, labels, keys, weights, weighted, fill, a, b, out_labels, out_keys, out_weights):  # type: ignore[no-untyped-def]
+    """Move rows ``a .. b - 1`` (skipping -1) to ``out_*[fill[row]]``, advancing ``fill``:
+    the placing pass of a stable counting sort whose ``fill`` holds each table row's next slot
+    for this range (threads given consecutive ranges and their own ``fill`` write disjoint slots)."""
+    for i in range(a, b):
         row = rows[i]
         if row < 0:
             continue
@@ -291,6 +288,39 @@ def group_by_row(rows, used, labels, keys, weights, weighted):  # type: ignore[n
         out_keys[at] = keys[i]
         if weighted:
             out_weights[at] = weights[i]
+
+
+def group_by_row(rows: np.ndarray, used: int, labels: np.ndarray, keys: np.ndarray, weights: np.ndarray,
+                 weighted: bool, run: Callable[[Sequence[Callable[[], Any]]], list[Any]] | None = None
+                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The kept rows' labels, keys and weights grouped by table row: a stable counting sort that
+    moves the values as it places them (no separate gathers), over consecutive ranges of rows
+    on threads when ``run`` (calls a list of callables, possibly at once) is given.
+
+    Returns ``(starts, labels, keys, weights)``: the rows of table row ``j`` are
+    ``starts[j] .. starts[j + 1] - 1`` (``starts`` has ``used + 1`` entries), in arrival order;
+    rows skipped (``rows == -1``) are dropped; ``weights`` is empty when not ``weighted``.
+    """
+    n = rows.shape[0]
+    parts = 1 if run is None else max(1, min(2, n // 1_000_000))  # 2: the scatter is memory-bound
+    if run is None:
+        def run(calls: Sequence[Callable[[], Any]]) -> list[Any]:
+            return [c() for c in calls]
+    cuts = [n * k // parts for k in range(parts + 1)]
+    counts = run([partial(count_rows, rows, used, cuts[k], cuts[k + 1]) for k in range(parts)])
+    total = np.sum(counts, axis=0) if parts > 1 else counts[0]
+    starts = np.zeros(used + 1, dtype=np.int64)
+    np.cumsum(total, out=starts[1:])
+    kept = int(starts[used])
+    out_labels = np.empty(kept, dtype=labels.dtype)
+    out_keys = np.empty(kept, dtype=np.uint64)
+    out_weights = np.empty(kept if weighted else 0, dtype=np.float64)
+    fills, at = [], starts[:used].copy()
+    for c in counts:  # range k's rows of a table row follow those of ranges 0..k-1: stable
+        fills.append(at.copy())
+        at += c
+    run([partial(scatter_rows, rows, labels, keys, weights, weighted, fills[k], cuts[k], cuts[k + 1], out_labels,
+                 out_keys, out_weights) for k in range(parts)])
     return starts, out_labels, out_keys, out_weights
 
 

@@ -22,7 +22,8 @@ replicate view stays rigorous.
 from __future__ import annotations
 
 import warnings
-from typing import Any, Iterator, Sequence
+from functools import partial
+from typing import Any, Callable, Iterator, Sequence
 
 import numpy as np
 import numpy.typing as npt
@@ -171,22 +172,20 @@ class Replicates:
         weights are computed and added by one thread: the result does not depend on the split).
         """
         self.keyed = "row_id" if by_row_id else "position"
+        from .binary import _executor
+
+        def on_threads(calls: Sequence[Callable[[], Any]]) -> list[Any]:
+            return list(_executor().map(lambda call: call(), calls)) if len(calls) > 1 else [c() for c in calls]
+
         rows = self.table_rows(grid, scores, weights, weighted)
         # Grouped by table row, adding walks the table once instead of jumping across it (2-3x).
-        starts, labels, keys, weights = kb.group_by_row(rows, self._used, labels, keys, weights, weighted)
+        starts, labels, keys, weights = kb.group_by_row(rows, self._used, labels, keys, weights, weighted,
+                                                        on_threads if threads > 1 else None)
         R = self.n_replicates
         parts = max(1, min(threads, R // kb.LANES, keys.shape[0] // 16_384))
         cuts = kb.replicate_cuts(R, parts)
-
-        def run(k: int) -> None:
-            kb.add_replicates(self._table, starts, labels, weights, weighted, keys, int(cuts[k]), int(cuts[k + 1]))
-
-        if parts == 1:
-            run(0)
-        else:
-            from .binary import _executor
-
-            list(_executor().map(run, range(parts)))
+        on_threads([partial(kb.add_replicates, self._table, starts, labels, weights, weighted, keys, int(cuts[k]),
+                            int(cuts[k + 1])) for k in range(parts)])
 
     def table_rows(self, grid: Grid, scores: np.ndarray, weights: np.ndarray, weighted: bool) -> npt.NDArray[np.int64]:
         """Each row's replicate-table row (-1: skipped), allocating and growing the table (the
