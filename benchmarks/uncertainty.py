@@ -94,16 +94,20 @@ def cost(rows: int, replicates: int = 100, repeat: int = 3) -> dict[str, float]:
     rng = np.random.default_rng(1)
     y, p = draw(rng, rows)
     ids = np.arange(rows)
-    plain_t, boot_t = [], []
+    plain_t, boot_t, plain_cpu, boot_cpu, loads = [], [], [], [], []
     for _ in range(repeat + 1):  # the first round compiles the kernels
-        t0 = time.perf_counter()
+        loads.append(os.getloadavg()[0])
+        t0, c0 = time.perf_counter(), time.process_time()
         streameval.BinarySketch().update(y, p).table()
-        t1 = time.perf_counter()
+        t1, c1 = time.perf_counter(), time.process_time()
         boot = streameval.BinarySketch(bootstrap=replicates, seed=3).update(y, p, row_id=ids)
         boot.replicates.compact()
-        t2 = time.perf_counter()
+        t2, c2 = time.perf_counter(), time.process_time()
         plain_t.append(t1 - t0)
         boot_t.append(t2 - t1)
+        plain_cpu.append(c1 - c0)  # CPU seconds of all threads: less sensitive to the other jobs
+        boot_cpu.append(c2 - c1)
+    loads.append(os.getloadavg()[0])
     plain_s, boot_s = statistics.median(plain_t[1:]), statistics.median(boot_t[1:])
     state_bytes = boot.replicates.weights.nbytes
     file_bytes = len(boot.to_bytes())
@@ -118,9 +122,12 @@ def cost(rows: int, replicates: int = 100, repeat: int = 3) -> dict[str, float]:
         return statistics.median(out)
 
     sk = streameval.BinarySketch().update(y, p)
+    ci_load = os.getloadavg()[0]
     return {
         "rows": rows, "replicates": replicates,
         "plain_rows_per_s": rows / plain_s, "bootstrap_rows_per_s": rows / boot_s,
+        "plain_cpu_s": statistics.median(plain_cpu[1:]), "bootstrap_cpu_s": statistics.median(boot_cpu[1:]),
+        "load_min": min(loads), "load_max": max(loads),
         "occupied_bins": float(sk.n_occupied_bins), "replicate_state_mb": state_bytes / 2**20,
         "file_mb": file_bytes / 2**20,
         "delong_ms": 1e3 * timed(lambda: sk.ci("roc_auc")),
@@ -128,6 +135,7 @@ def cost(rows: int, replicates: int = 100, repeat: int = 3) -> dict[str, float]:
         "log_loss_ms": 1e3 * timed(lambda: sk.ci("log_loss")),
         "bootstrap_auc_ms": 1e3 * timed(lambda: boot.ci("roc_auc", method="bootstrap"), 3),
         "bootstrap_ap_ms": 1e3 * timed(lambda: boot.ci("average_precision", method="bootstrap"), 1),
+        "ci_load": ci_load,
     }
 
 
@@ -147,12 +155,16 @@ def markdown(cov: dict[str, Any], c: dict[str, float]) -> str:
         lines.append(f"| {name} | {100 * value:.1f}% | {cov['median_width'][name]:.4f} | {targets[name]} |")
     lines += [
         "",
-        f"Cost on {c['rows']:,.0f} rows ({c['occupied_bins']:,.0f} occupied bins), side by side in one process, medians:",
+        f"Cost on {c['rows']:,.0f} rows ({c['occupied_bins']:,.0f} occupied bins), side by side in one process, medians; "
+        f"load average (1 min) {c['load_min']:.1f}-{c['load_max']:.1f} during the ingest rounds and {c['ci_load']:.1f} "
+        f"before the interval timings, on {os.cpu_count()} cores:",
         "",
         "| measure | value | target |",
         "|---|---:|---|",
-        f"| ingest, no replicates (rows/s, one call, all threads) | {c['plain_rows_per_s'] / 1e6:.1f}M | - |",
-        f"| ingest with R = {c['replicates']:.0f} replicates (rows/s) | {c['bootstrap_rows_per_s'] / 1e6:.2f}M | >= 5M on 2 cores |",
+        f"| ingest, no replicates (rows/s, one call, all threads; CPU s) | {c['plain_rows_per_s'] / 1e6:.1f}M; "
+        f"{c['plain_cpu_s']:.2f} | - |",
+        f"| ingest with R = {c['replicates']:.0f} replicates (rows/s; CPU s of all threads) | "
+        f"{c['bootstrap_rows_per_s'] / 1e6:.2f}M; {c['bootstrap_cpu_s']:.2f} | >= 5M on 2 cores |",
         f"| replicate state (MB) / saved sketch with replicates (MB) | {c['replicate_state_mb']:.1f} / {c['file_mb']:.1f} | stated |",
         f"| DeLong CI (ms) | {c['delong_ms']:.2f} | < 1 |",
         f"| Wilson CI at a threshold (ms) | {c['wilson_ms']:.3f} | < 1 |",
