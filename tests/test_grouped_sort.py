@@ -160,3 +160,34 @@ def test_the_choice_of_path_follows_the_cells_per_row(monkeypatch):
     assert buf.dense is False and len(buf.runs) == 1
     with pytest.raises(ValueError, match="capacity"):
         grouped_sort.RowBuffer(0)
+
+
+def test_a_limited_address_space_gets_a_smaller_buffer(tmp_path):
+    """Where the buffer's address space cannot be reserved (a strict limit), the set takes a
+    smaller buffer and gives the same cells (checked in a child process with RLIMIT_AS)."""
+    import subprocess
+    import sys
+    import textwrap
+
+    resource = pytest.importorskip("resource")
+    if not hasattr(resource, "RLIMIT_AS") or not __import__("os").path.exists("/proc/self/status"):
+        pytest.skip("needs Linux's RLIMIT_AS and /proc")
+    script = textwrap.dedent("""
+        import resource, numpy as np
+        from streameval.sketch.sketchset import SketchSet
+        from streameval.kernels import grouped_sort
+        rng = np.random.default_rng(1)
+        g, y, s = rng.integers(0, 500, 100_000), rng.integers(0, 2, 100_000), rng.random(100_000)
+        ref = SketchSet(["g"])
+        ref._rows.dense = False
+        ref.update({"g": g}, y, s)
+        vm = [int(x.split()[1]) for x in open("/proc/self/status") if x.startswith("VmSize")][0] * 1024
+        resource.setrlimit(resource.RLIMIT_AS, (vm + 1536 * 2**20, resource.RLIM_INFINITY))
+        ss = SketchSet(["g"]).update({"g": g}, y, s)
+        assert ss._rows.dense and ss._rows.capacity == 1 << 22, ss._rows.capacity
+        for a, b in zip(ss.cell_columns(), ref.cell_columns()):
+            assert np.array_equal(a, b)
+        print("ok")
+    """)
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0 and out.stdout.strip() == "ok", out.stderr[-2000:]

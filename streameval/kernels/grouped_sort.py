@@ -283,8 +283,13 @@ class RowBuffer:
         """Buffer one chunk, adding its group counters (arguments as :func:`grouped.grouped_update`'s:
         ``scores`` and ``weights`` float64, ``weights`` ignored unless ``weighted``)."""
         if self._codes.shape[0] == 0:
-            self._codes = np.empty(self.capacity, dtype=np.int64)
-            self._scores = np.empty(self.capacity, dtype=np.float64)
+            try:  # address space only: pages are touched as rows arrive
+                self._codes = np.empty(self.capacity, dtype=np.int64)
+                self._scores = np.empty(self.capacity, dtype=np.float64)
+            except MemoryError:  # strict overcommit or an address-space limit: a smaller buffer, more runs
+                self.capacity = min(self.capacity, 1 << 22)
+                self._codes = np.empty(self.capacity, dtype=np.int64)
+                self._scores = np.empty(self.capacity, dtype=np.float64)
         if weighted and self._weights is None:
             self._weights = np.empty(self.capacity, dtype=np.float64)
             self._weights[: self.rows] = 1.0
