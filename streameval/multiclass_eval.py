@@ -20,7 +20,7 @@ from .sources import DEFAULT_BATCH_ROWS, LABEL, SCORE, WEIGHT, open_source
 
 __all__ = ["is_multiclass_score", "expand_score_columns", "sketch_multiclass", "MATRIX_CELLS"]
 
-MATRIX_CELLS = 1 << 22  # scores per batch (rows x K): 16 MiB of float32
+MATRIX_CELLS = 1 << 22  # scores per batch (rows x K): 16 MiB of float32 columns
 
 
 def is_multiclass_score(score: Any) -> bool:
@@ -104,32 +104,36 @@ def _column(arr: Any) -> Any:
     return arr if view is None else view
 
 
-def _score_matrix(arrays: list[Any]) -> np.ndarray:
-    """The K score columns of a batch as one ``(n, K)`` array in column-major (Fortran) order.
+def _score_columns(arrays: list[Any]) -> Any:
+    """The K score columns of a batch as a :class:`~streameval.sketch.multiclass_inputs.ScoreColumns`,
+    each read in place from its Arrow buffer when it can be.
 
-    Each column is copied whole into its own contiguous stretch, and the one-vs-rest kernels
-    then read ``scores[:, j]`` in place; a row-major stack would cost a strided scatter here and a
-    gather per column there (measured on 10M rows x 10 float32 columns: 1.6 s of 5 s). float32
-    columns stay float32 (the kernels widen each value exactly).
+    float32 columns stay float32 (the kernels widen each value exactly); with any other type
+    among them every column becomes float64. No ``(n, K)`` matrix is assembled: the dense kernels
+    read each column where it is (copying 10 columns into one matrix took 0.1 s of CPU per 10M
+    rows; the earlier row-major matrix 1.6 s of 5 s).
     """
     import pyarrow as pa
 
-    n = len(arrays[0]) if arrays else 0
-    dtype = np.float32 if all(a.type == pa.float32() for a in arrays) else np.float64
-    out = np.empty((n, len(arrays)), dtype=dtype, order="F")
-    for j, a in enumerate(arrays):
+    from .sketch.multiclass_inputs import ScoreColumns
+
+    f32 = all(a.type == pa.float32() for a in arrays)
+    cols = []
+    for a in arrays:
         view = _numpy_view(a)
-        out[:, j] = a.to_numpy(zero_copy_only=False) if view is None else view  # nulls: NaN, refused later
-    return out
+        if view is None:  # nulls (NaN here, refused with their row by update) or another type
+            view = np.asarray(a.to_numpy(zero_copy_only=False), dtype=np.float32 if f32 else np.float64)
+        cols.append(view if f32 or view.dtype == np.float64 else view.astype(np.float64))
+    return ScoreColumns(cols)
 
 
 def _prepared(chunks: Iterator[Any], extra: dict[str, str]) -> Iterator[tuple[Any, Any]]:
-    """``(chunk, score matrix or the error assembling it)`` per chunk: run on the reader thread,
-    so that decoding and assembling the next batch overlap binning this one."""
+    """``(chunk, score columns or the error gathering them)`` per chunk: run on the reader thread,
+    so that decoding the next batch overlaps binning this one."""
     for chunk in chunks:
         b = chunk.batch
         try:
-            yield chunk, _score_matrix([b.column(SCORE), *(b.column(a) for a in extra)])
+            yield chunk, _score_columns([b.column(SCORE), *(b.column(a) for a in extra)])
         except (InputError, InputTypeError, ValueError) as exc:
             yield chunk, exc
 
@@ -152,7 +156,7 @@ def sketch_multiclass(
     """Read a source into a :class:`~streameval.MulticlassSketch`, batch by batch.
 
     With more than one thread (default: the CPUs available) a reader thread decodes the next
-    batch and assembles its score matrix while the sketch bins this one, its columns shared
+    batch while the sketch bins this one, its columns shared
     among ``threads`` threads (:meth:`MulticlassSketch.update`). The rows are binned in their
     order whatever the thread count, so results do not depend on it. Batches hold at most
     ``batch_rows`` rows and at most ``MATRIX_CELLS // K`` (a K-column batch is K times wider

@@ -128,3 +128,65 @@ def test_fortran_ordered_scores_give_the_same_sketch():
         c = MulticlassSketch(classes=range(4)).update(y, p)
         f = MulticlassSketch(classes=range(4)).update(y, np.asfortranarray(p))
         assert c.to_bytes() == f.to_bytes()
+
+
+# -- ScoreColumns: K columns kept apart (what the evaluation of a file passes) -------------------
+
+
+def _columns_case(seed: int, n: int, k: int, dtype: str):
+    rng = np.random.default_rng(seed)
+    y = rng.integers(0, k, n)
+    p = rng.dirichlet(np.ones(k), n).astype(dtype)
+    return y, p
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("case", ["dense", "small-chunks", "hashed", "weighted", "bootstrap"])
+def test_score_columns_update_equals_the_matrix(case, dtype):
+    """A sketch fed the columns apart holds the same bytes as one fed the (n, K) matrix, on every
+    path: dense one-pass kernel, small chunks binned by sorting, hashed histograms (many bins),
+    weights, bootstrap replicates."""
+    from streameval import LinearGrid
+    from streameval.sketch.multiclass_inputs import ScoreColumns
+
+    k = 5
+    y, p = _columns_case(11, 150_000, k, dtype)
+    kw: dict = {"classes": range(k)}
+    chunks = [(0, 150_000)]
+    w = None
+    if case == "small-chunks":
+        chunks = [(a, min(a + 3_000, 30_000)) for a in range(0, 30_000, 3_000)]
+    elif case == "hashed":
+        kw["grid"] = LinearGrid(0.0, 1.0, 1 << 20)  # K x grid x 64 B beyond the dense budget
+    elif case == "weighted":
+        w = np.random.default_rng(2).integers(0, 3, y.shape[0]).astype(np.float64)
+    elif case == "bootstrap":
+        kw["bootstrap"] = 4
+        chunks = [(0, 70_000), (70_000, 150_000)]
+    a, b = MulticlassSketch(**kw), MulticlassSketch(**kw)
+    for lo, hi in chunks:
+        ww = None if w is None else w[lo:hi]
+        a.update(y[lo:hi], p[lo:hi], sample_weight=ww)
+        b.update(y[lo:hi], ScoreColumns([p[lo:hi, j].copy() for j in range(k)]), sample_weight=ww)
+    assert a == b and a.to_bytes() == b.to_bytes()
+    assert b.log_loss() == a.log_loss() and b.top_k_accuracy(2) == a.top_k_accuracy(2)
+
+
+def test_score_columns_checked_as_the_matrix():
+    from streameval.sketch.multiclass_inputs import ScoreColumns
+
+    y, p = _columns_case(3, 50, 3, "float64")
+    bad = p.copy()
+    bad[17, 2] = np.nan
+    bad[30, 0] = np.inf
+    for scores in (bad, ScoreColumns([bad[:, j].copy() for j in range(3)])):
+        with pytest.raises(InputError, match=r"2 NaN, null or infinite value\(s\), first nan at row 17, column 2"):
+            MulticlassSketch(classes=[0, 1, 2]).update(y, scores)
+    with pytest.raises(InputError, match="y_true has 49 rows but y_score has 50"):
+        MulticlassSketch(classes=[0, 1, 2]).update(y[:49], ScoreColumns([p[:, j].copy() for j in range(3)]))
+    with pytest.raises(InputError, match="2 columns but there are 3 classes"):
+        MulticlassSketch(classes=[0, 1, 2]).update(y, ScoreColumns([p[:, j].copy() for j in range(2)]))
+    with pytest.raises(TypeError, match="one dtype"):
+        ScoreColumns([p[:, 0].copy(), p[:, 1].astype(np.float32)])
+    with pytest.raises(TypeError, match="one length"):
+        ScoreColumns([p[:, 0].copy(), p[:10, 1].copy()])

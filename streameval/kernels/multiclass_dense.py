@@ -2,7 +2,7 @@
 # (Numba-compiled code: scalar types are Numba's)
 """The one-pass kernel of a multiclass sketch whose histograms are dense (K up to about 12 on the default grid).
 
-:func:`dense_columns` bins score columns ``j0..j1-1`` of a chunk, column by column: for each
+:func:`dense_column` bins one score column of a chunk (called once per column): for each
 block of rows it computes the column's fine and pair-grid bin keys (vectorized), then adds each
 row once to its one-vs-rest cell (fine grid; class "row is of class ``j``") and, when the row is
 of another class ``t``, to its pairwise cell ``(t, j)`` (pair grid), prefetching both; the
@@ -52,7 +52,7 @@ from .binary import (
 from .cache import ENABLED as CACHE
 from .intrinsics import prefetch
 
-__all__ = ["dense_columns", "row_stats", "occupied", "gather", "zeros", "pages", "mark"]
+__all__ = ["dense_column", "row_stats", "typed_columns", "occupied", "gather", "zeros", "pages", "mark"]
 
 PREFETCH = 16  # rows prefetched ahead in the scatter
 PAGE_SHIFT = 9  # 512 float64 = one 4 KiB page: flat offset >> PAGE_SHIFT is the page
@@ -86,113 +86,113 @@ def _add(flat, c, w, s):  # type: ignore[no-untyped-def]
 
 
 @nb.njit(nogil=True, cache=CACHE, boundscheck=False, error_model="numpy")
-def dense_columns(  # type: ignore[no-untyped-def]
-    scores, labels, weights, weighted, j0, j1, ovr, ovr_on, n_bins, pair, n_pair, pairs_on, ovr_pages, pair_pages,
+def dense_column(  # type: ignore[no-untyped-def]
+    column, j, K, labels, weights, weighted, ovr, ovr_on, n_bins, pair, n_pair, pairs_on, ovr_pages, pair_pages,
     kind, f0, f1, f2, i0, i1, i2, cuts, pkind, pf0, pf1, pf2, pi0, pi1, pi2, pcuts, sums,
 ):
-    """Bin columns ``j0..j1-1`` of a chunk into dense one-vs-rest and pairwise states.
+    """Bin score column ``j`` (of ``K``) of a chunk into dense one-vs-rest and pairwise states.
 
     Parameters
     ----------
-    scores : (n, K) float32 or float64 in Fortran order (each column read in place)
+    column : (n,) float32 or float64, contiguous: the scores of class ``j`` (a column of the
+        score matrix, or an Arrow column's own buffer)
     labels : (n,) int64 class indices; ``weights`` (n,) float64 when ``weighted``
     ovr : flat float64 view of the ``(K * n_bins, 2, 4)`` one-vs-rest state (cell of column ``j``,
         bin ``b``, class ``c`` at ``((j * n_bins + b) * 2 + c) * 4``; ``c = 1`` for rows of class ``j``);
         unused unless ``ovr_on`` (the one-vs-rest histograms are then hash tables, filled elsewhere)
     pair : flat float64 view of the ``(K * K * n_pair + 1, 4)`` pairwise state (true class ``t``,
         column ``j``, pair bin ``b`` at ``((t * K + j) * n_pair + b) * 4``; the last cell is a
-        scratch cell that takes the rows of class ``j`` in column ``j``'s pass, which have no
-        pairwise cell, so the scatter needs no branch); unused unless ``pairs_on``
+        scratch cell that takes the rows of class ``j``, which have no pairwise cell, so the
+        scatter needs no branch); unused unless ``pairs_on``
     ovr_pages, pair_pages : uint8 marks, one per 4 KiB page of ``ovr`` and ``pair``, set for every
         page a row reaches (what :func:`occupied` reads)
     kind.. cuts / pkind.. pcuts : the grid's and the pair grid's kernel parameters
-    sums : (K, 4) float64; row ``j`` receives column ``j``'s ``[n_outside_01, weight_01,
+    sums : (K, 4) float64; row ``j`` receives the column's ``[n_outside_01, weight_01,
         brier_sum, log_loss_sum]`` (the binary kernel's probability sums of "class j or not")
 
     Rows with zero weight leave no trace in the cells.
     """
-    n = scores.shape[0]
-    K = scores.shape[1]
+    n = column.shape[0]
     fk = np.empty(BLOCK + PREFETCH, dtype=np.int64)
     ck = np.zeros(BLOCK + PREFETCH, dtype=np.int64)
     pos = np.empty(BLOCK, dtype=np.uint8)
     line = 2 * N_FIELDS
     trash = K * K * n_pair * N_FIELDS  # rows of class j "pair" with column j here: no branch
-    for j in range(j0, j1):
-        base = j * n_bins
-        lanes = _new_lanes()
-        n_out = 0
-        w_in = 0.0
-        brier = 0.0
-        logloss = 0.0
-        exponent = 0
-        flushed = 0.0
-        for start in range(0, n, BLOCK):
-            m = min(BLOCK, n - start)
-            sc = scores[start:start + m, j]
-            lb = labels[start:start + m]
-            _block_keys(kind, f0, f1, f2, i0, i1, i2, cuts, sc, fk)
-            if pairs_on:
-                _block_keys(pkind, pf0, pf1, pf2, pi0, pi1, pi2, pcuts, sc, ck)
+    base = j * n_bins
+    lanes = _new_lanes()
+    n_out = 0
+    w_in = 0.0
+    brier = 0.0
+    logloss = 0.0
+    exponent = 0
+    flushed = 0.0
+    for start in range(0, n, BLOCK):
+        m = min(BLOCK, n - start)
+        sc = column[start:start + m]
+        lb = labels[start:start + m]
+        _block_keys(kind, f0, f1, f2, i0, i1, i2, cuts, sc, fk)
+        if pairs_on:
+            _block_keys(pkind, pf0, pf1, pf2, pi0, pi1, pi2, pcuts, sc, ck)
+        for r in range(m):
+            t = lb[r]
+            p = t == j
+            pos[r] = p
+            fk[r] = (base + fk[r]) * line + np.int64(p) * N_FIELDS
+            ck[r] = trash if p else ((t * K + j) * n_pair + ck[r]) * N_FIELDS
+        if ovr_on:
             for r in range(m):
-                t = lb[r]
-                p = t == j
-                pos[r] = p
-                fk[r] = (base + fk[r]) * line + np.int64(p) * N_FIELDS
-                ck[r] = trash if p else ((t * K + j) * n_pair + ck[r]) * N_FIELDS
+                ovr_pages[fk[r] >> PAGE_SHIFT] = 1
+        if pairs_on:
+            for r in range(m):
+                pair_pages[ck[r] >> PAGE_SHIFT] = 1
+        for r in range(m, m + PREFETCH):
+            fk[r] = fk[m - 1]
+            ck[r] = ck[m - 1]
+        for r in range(m):
             if ovr_on:
-                for r in range(m):
-                    ovr_pages[fk[r] >> PAGE_SHIFT] = 1
+                prefetch(ovr, fk[r + PREFETCH])
             if pairs_on:
-                for r in range(m):
-                    pair_pages[ck[r] >> PAGE_SHIFT] = 1
-            for r in range(m, m + PREFETCH):
-                fk[r] = fk[m - 1]
-                ck[r] = ck[m - 1]
-            for r in range(m):
-                if ovr_on:
-                    prefetch(ovr, fk[r + PREFETCH])
-                if pairs_on:
-                    prefetch(pair, ck[r + PREFETCH])
-                w = weights[start + r] if weighted else 1.0
-                if w == 0.0:
-                    continue
-                v = np.float64(sc[r])
-                if ovr_on:
-                    _add(ovr, fk[r], w, v)
-                if pairs_on:
-                    _add(pair, ck[r], w, v)
-            if weighted:
-                o, wi, b, ll = _sums_weighted(sc, pos[:m], weights[start:start + m])
-                logloss += ll
-            else:
-                o, wi, b, e, f = _sums_unweighted(sc, pos[:m], lanes)
-                exponent += e
-                flushed += f
-            n_out += o
-            w_in += wi
-            brier += b
-        if not weighted:
-            logloss = _lanes_log(lanes, exponent, flushed)
-        sums[j, 0] = n_out
-        sums[j, 1] = w_in
-        sums[j, 2] = brier
-        sums[j, 3] = logloss
+                prefetch(pair, ck[r + PREFETCH])
+            w = weights[start + r] if weighted else 1.0
+            if w == 0.0:
+                continue
+            v = np.float64(sc[r])
+            if ovr_on:
+                _add(ovr, fk[r], w, v)
+            if pairs_on:
+                _add(pair, ck[r], w, v)
+        if weighted:
+            o, wi, b, ll = _sums_weighted(sc, pos[:m], weights[start:start + m])
+            logloss += ll
+        else:
+            o, wi, b, e, f = _sums_unweighted(sc, pos[:m], lanes)
+            exponent += e
+            flushed += f
+        n_out += o
+        w_in += wi
+        brier += b
+    if not weighted:
+        logloss = _lanes_log(lanes, exponent, flushed)
+    sums[j, 0] = n_out
+    sums[j, 1] = w_in
+    sums[j, 2] = brier
+    sums[j, 3] = logloss
 
 
 @nb.njit(nogil=True, cache=CACHE, boundscheck=False, error_model="numpy")
-def row_stats(scores, labels, weights, weighted, preds, use_pred, confusion, ranks, s_true, tol):  # type: ignore[no-untyped-def]
+def row_stats(columns, labels, weights, weighted, preds, use_pred, confusion, ranks, s_true, tol):  # type: ignore[no-untyped-def]
     """Per row: the prediction (``preds``, or the first maximum as ``np.argmax``), the rank of the
     true class's score in ``top_k_accuracy_score``'s order (descending score, ties by descending
     column), and the true class's score (into ``s_true``); weights added to ``confusion[t, pred]``
     and ``ranks[t, rank]``.
 
-    Vectorized across the rows of a block, one column at a time; the row sums add the columns
-    in column order, as a row-by-row loop would. Returns the number of rows whose scores do not
-    sum to 1 within ``tol``.
+    ``columns`` is a ``numba.typed.List`` of the K score columns (contiguous, one dtype), so that
+    columns decoded apart need not be copied into one matrix. Vectorized across the rows of a
+    block, one column at a time; the row sums add the columns in column order, as a row-by-row
+    loop would. Returns the number of rows whose scores do not sum to 1 within ``tol``.
     """
-    n = scores.shape[0]
-    K = scores.shape[1]
+    K = len(columns)
+    n = columns[0].shape[0]
     best = np.empty(ROW_BLOCK, dtype=np.int64)
     top = np.empty(ROW_BLOCK)
     rank = np.empty(ROW_BLOCK, dtype=np.int64)
@@ -202,15 +202,18 @@ def row_stats(scores, labels, weights, weighted, preds, use_pred, confusion, ran
     for start in range(0, n, ROW_BLOCK):
         m = min(ROW_BLOCK, n - start)
         lb = labels[start:start + m]
-        first = scores[start:start + m, 0]
+        first = columns[0][start:start + m]
         for r in range(m):
-            st[r] = np.float64(scores[start + r, lb[r]])
             best[r] = 0
             top[r] = np.float64(first[r])
             rank[r] = 0
             total[r] = 0.0
+        for j in range(K):  # the true class's score first: the ranks compare against it
+            col = columns[j][start:start + m]
+            for r in range(m):
+                st[r] = np.float64(col[r]) if lb[r] == j else st[r]
         for j in range(K):
-            col = scores[start:start + m, j]
+            col = columns[j][start:start + m]
             for r in range(m):
                 v = np.float64(col[r])
                 better = v > top[r]
@@ -227,6 +230,14 @@ def row_stats(scores, labels, weights, weighted, preds, use_pred, confusion, ran
             s_true[start + r] = st[r]
             unnormalized += abs(total[r] - 1.0) > tol
     return unnormalized
+
+
+def typed_columns(columns: list[np.ndarray]) -> "nb.typed.List[np.ndarray]":
+    """The score columns as the ``numba.typed.List`` that :func:`row_stats` takes."""
+    out = nb.typed.List()
+    for c in columns:
+        out.append(c)
+    return out
 
 
 def pages(state: np.ndarray) -> np.ndarray:

@@ -40,12 +40,12 @@ from ..grid import DEFAULT_GRID, Grid, coarsening_map
 from ..inputs import as_1d_array
 from ..kernels import binary as kernels
 from ..kernels import multiclass as mk
-from ..kernels.multiclass_dense import row_stats
+from ..kernels.multiclass_dense import row_stats, typed_columns
 from ..metrics.table import BinTable
 from . import multiclass_state as ms
 from .binary import SMALL_CHUNK_ROWS, BinarySketch, cpu_count
 from .multiclass_bootstrap import MulticlassReplicates
-from .multiclass_inputs import learn_classes, plain, validate_chunk
+from .multiclass_inputs import ScoreColumns, as_matrix, learn_classes, plain, score_columns, validate_chunk
 from .multiclass_metrics import MulticlassMetrics
 from .multiclass_state import COLUMN_COUNTERS as _COLUMNS
 from .multiclass_state import FLOAT_COUNTERS as _FLOAT
@@ -276,7 +276,8 @@ class MulticlassSketch(MulticlassMetrics):
         if self.replicates is not None and keys is not None:
             self.replicates.resize(np.arange(self.n_classes), self.n_classes, mode == "scores")
             threads = self.threads if self.threads is not None else cpu_count()
-            self.replicates.add(self.grid, scores, labels, preds, weights, keys, row_id is not None, ms._run, threads)
+            self.replicates.add(self.grid, None if scores is None else as_matrix(scores), labels, preds, weights, keys,
+                                row_id is not None, ms._run, threads)
         if scores is not None:
             self._add_scores(scores, labels, preds, weights)
         else:
@@ -298,30 +299,35 @@ class MulticlassSketch(MulticlassMetrics):
             return "hard predictions (y_pred) without scores"
         return "scores (y_score)" + (" with y_pred" if source == "y_pred" else "")
 
-    def _add_scores(self, scores: np.ndarray, labels: np.ndarray, preds: np.ndarray | None, weights: np.ndarray | None) -> None:
+    def _add_scores(
+        self, scores: np.ndarray | ScoreColumns, labels: np.ndarray, preds: np.ndarray | None, weights: np.ndarray | None
+    ) -> None:
         n = scores.shape[0]
         weighted = weights is not None
         w = weights if weights is not None else np.empty(0)
         s_true = np.empty(n)
         unnormalized = [0]
+        cols = score_columns(scores)
 
         def rows() -> None:
             p = preds if preds is not None else np.empty(0, dtype=np.int64)
             tol = 1e-8 + math.sqrt(float(np.finfo(scores.dtype).eps))  # scikit-learn's isclose(sum, 1)
-            unnormalized[0] = row_stats(scores, labels, w, weighted, p, preds is not None, self.confusion, self.ranks, s_true, tol)
+            unnormalized[0] = row_stats(
+                typed_columns(cols), labels, w, weighted, p, preds is not None, self.confusion, self.ranks, s_true, tol
+            )
 
         cells = self._ovr_keys.shape[0] + self._pair_keys.shape[0]
         if self._tables is None and n <= SMALL_CHUNK_ROWS and cells <= 8 * n * self.n_classes:
             # Small chunk into a compact sketch: bin by sorting, no writing state (as BinarySketch).
             pair_grid = self.pair_grid if self._pairs_on else None
-            new = ms.bin_small(self.grid, pair_grid, scores, labels, weights)
+            new = ms.bin_small(self.grid, pair_grid, as_matrix(scores), labels, weights)
             old = (self._ovr_keys, self._ovr_values, self._pair_keys, self._pair_values)
             self._ovr_keys, self._ovr_values, self._pair_keys, self._pair_values = ms.merge_compact(old, new)
             rows()
-            col = np.array([kernels.probability_sums(np.ascontiguousarray(scores[:, j]), (labels == j).view(np.uint8), w, weighted) for j in range(self.n_classes)])
+            col = np.array([kernels.probability_sums(cols[j], (labels == j).view(np.uint8), w, weighted) for j in range(self.n_classes)])
         else:
             threads = self.threads if self.threads is not None else cpu_count()
-            col = self._writing().add(scores, labels, weights, threads, rows)
+            col = self._writing().add(ScoreColumns(cols), labels, weights, threads, rows)
         # The log loss of the true-class probabilities: the binary kernel's accurate sums, each
         # row a "positive" whose probability is its true class's score.
         _, w_in, _, logloss = kernels.probability_sums(s_true, np.ones(n, dtype=np.uint8), w, weighted)

@@ -17,7 +17,7 @@ import numpy.typing as npt
 from ..errors import InputError, InputTypeError
 from ..inputs import as_1d_array, clean_weights
 
-__all__ = ["as_scores", "encode_labels", "learn_classes", "plain", "validate_chunk"]
+__all__ = ["ScoreColumns", "as_matrix", "as_scores", "encode_labels", "learn_classes", "plain", "score_columns", "validate_chunk"]
 
 
 def plain(values: Any) -> list[Any]:
@@ -61,9 +61,80 @@ def _ragged(rows: Any, offset: int) -> InputError:
     )
 
 
-def as_scores(y_score: Any, n: int, offset: int) -> np.ndarray:
+class ScoreColumns:
+    """The K score columns of a chunk, kept apart (each contiguous, all of one length and one
+    dtype, float32 or float64): what the multiclass evaluation of a file hands to
+    :meth:`MulticlassSketch.update` as ``y_score``, straight from the decoded Arrow buffers,
+    instead of copying them into one ``(n, K)`` matrix (0.1 s of CPU per 10M rows x 10 columns).
+    The dense kernels read the columns where they are; other paths take :meth:`matrix`.
+
+    Raises
+    ------
+    InputTypeError
+        No columns, columns that are not 1-D float32/float64 of one dtype, or of different lengths.
+    """
+
+    __slots__ = ("columns",)
+
+    def __init__(self, columns: Any) -> None:
+        cols = [np.ascontiguousarray(c) for c in columns]
+        if not cols or any(c.ndim != 1 for c in cols) or len({c.shape[0] for c in cols}) != 1:
+            raise InputTypeError("ScoreColumns needs one or more 1-D score columns of one length")
+        if len({c.dtype for c in cols}) != 1 or cols[0].dtype not in (np.float32, np.float64):
+            raise InputTypeError(f"ScoreColumns needs float32 or float64 columns of one dtype, got {sorted({str(c.dtype) for c in cols})}")
+        self.columns: list[np.ndarray] = cols
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        """``(n_samples, n_classes)``."""
+        return self.columns[0].shape[0], len(self.columns)
+
+    @property
+    def dtype(self) -> np.dtype[Any]:
+        """The columns' dtype."""
+        return self.columns[0].dtype
+
+    def matrix(self) -> np.ndarray:
+        """The columns as one ``(n, K)`` array in Fortran order (a copy)."""
+        out = np.empty(self.shape, dtype=self.dtype, order="F")
+        for j, c in enumerate(self.columns):
+            out[:, j] = c
+        return out
+
+
+def as_matrix(scores: np.ndarray | ScoreColumns) -> np.ndarray:
+    """``scores`` as an ``(n, K)`` array (a :class:`ScoreColumns` is copied into one)."""
+    return scores.matrix() if isinstance(scores, ScoreColumns) else scores
+
+
+def score_columns(scores: np.ndarray | ScoreColumns) -> list[np.ndarray]:
+    """``scores`` as K contiguous columns: a :class:`ScoreColumns`' own, views of a Fortran-order
+    matrix, or of one Fortran-order copy of a C-order matrix (one transposing copy, instead of
+    a strided gather per column in each kernel)."""
+    if isinstance(scores, ScoreColumns):
+        return scores.columns
+    f = np.asfortranarray(scores)
+    return [f[:, j] for j in range(f.shape[1])]
+
+
+def _check_finite_columns(cols: list[np.ndarray], offset: int) -> None:
+    """As the matrix check in :func:`as_scores`: one sum per column proves it finite."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        totals = [float(c.sum()) for c in cols]
+    bad_cols = [j for j, t in enumerate(totals) if not np.isfinite(t)]
+    firsts = [(int(np.argmax(~np.isfinite(cols[j]))), j) for j in bad_cols if not np.all(np.isfinite(cols[j]))]
+    if firsts:
+        r, c = min(firsts)
+        count = sum(int(np.count_nonzero(~np.isfinite(cols[j]))) for j in bad_cols)
+        raise InputError(
+            f"y_score has {count} NaN, null or infinite value(s), first {float(cols[c][r])!r} at "
+            f"row {offset + r}, column {c}; scores must be finite numbers: fix or drop those rows"
+        )
+
+
+def as_scores(y_score: Any, n: int, offset: int) -> np.ndarray | ScoreColumns:
     """The score matrix as a contiguous (C or Fortran order) float32/float64 ``(n, K)`` array,
-    checked for NaN.
+    checked for NaN; a :class:`ScoreColumns` is checked and returned as it is.
 
     Raises
     ------
@@ -73,6 +144,11 @@ def as_scores(y_score: Any, n: int, offset: int) -> np.ndarray:
     InputTypeError
         Input that is not a 2-D numeric matrix.
     """
+    if isinstance(y_score, ScoreColumns):
+        if y_score.shape[0] != n:
+            raise InputError(f"inconsistent numbers of samples: y_true has {n} rows but y_score has {y_score.shape[0]}")
+        _check_finite_columns(y_score.columns, offset)
+        return y_score
     mod = _module(y_score)
     if isinstance(y_score, np.ndarray):
         arr = y_score
@@ -258,7 +334,7 @@ def encode_labels(y: np.ndarray, classes: np.ndarray, name: str, offset: int) ->
 def validate_chunk(
     y: np.ndarray, y_score: Any, y_pred: Any, sample_weight: Any, classes: np.ndarray | None, learn: bool,
     max_classes: int, offset: int,
-) -> tuple[np.ndarray | None, npt.NDArray[np.int64], npt.NDArray[np.int64] | None, np.ndarray | None, np.ndarray]:
+) -> tuple[np.ndarray | ScoreColumns | None, npt.NDArray[np.int64], npt.NDArray[np.int64] | None, np.ndarray | None, np.ndarray]:
     """Validate a whole chunk before anything changes: ``(scores, labels, preds, weights, classes)``.
 
     ``classes`` are the sketch's (None if unknown); with ``learn`` they are learned or extended from

@@ -43,7 +43,7 @@ from ..kernels.multiclass import (
     pair_chunk,
 )
 from .binary import BinarySketch, cpu_count
-from .multiclass_inputs import plain
+from .multiclass_inputs import ScoreColumns, as_matrix, plain, score_columns
 
 if TYPE_CHECKING:
     from .multiclass import MulticlassSketch
@@ -104,7 +104,7 @@ class Shards:
     sketch's cells, row ``j * n_bins + bin``) when ``K x n_bins x 64 B`` fits :data:`DENSE_BUDGET`,
     else one hash table per column. Pairwise histograms are one dense array ``(K * K * n_pair, 4)``
     when it fits the budget, else one hash table per true class. Dense states are filled in one
-    pass per column by :func:`streameval.kernels.multiclass_dense.dense_columns`. Compact codes: ``j * n_bins + bin`` (one-vs-rest, values ``(k, 2, 4)``)
+    pass per column by :func:`streameval.kernels.multiclass_dense.dense_column`. Compact codes: ``j * n_bins + bin`` (one-vs-rest, values ``(k, 2, 4)``)
     and ``(t * K + j) * n_pair + bin`` (pairs, values ``(m, 4)``).
     """
 
@@ -131,7 +131,7 @@ class Shards:
                 bins, values = ok[ob[j]:ob[j + 1]] - j * self.nf, ov[ob[j]:ob[j + 1]]
                 keys, cells, self.ovr_count[j] = insert_cells(*new_table(_capacity(bins.shape[0]), 2), 0, bins, values)
                 self.ovr.append((keys, cells))
-        # one scratch cell past the pairwise cells (see dense_columns); never compacted
+        # one scratch cell past the pairwise cells (see dense_column); never compacted
         self.pair_state = dense.zeros((k * k * self.np + 1, 4) if self.pair_dense else (1, 4))
         self.pairs: list[tuple[np.ndarray, np.ndarray]] = []
         self.pair_count = [0] * k
@@ -147,48 +147,47 @@ class Shards:
                 self.pairs.append((keys, cells))
 
     def add(
-        self, scores: np.ndarray, labels: np.ndarray, weights: np.ndarray | None, threads: int, also: Callable[[], None]
+        self, scores: np.ndarray | ScoreColumns, labels: np.ndarray, weights: np.ndarray | None, threads: int,
+        also: Callable[[], None],
     ) -> np.ndarray:
         """Bin a validated chunk, and run ``also`` (the per-row statistics).
 
         The work is a list of independent tasks: per column, its one-vs-rest histogram and its
-        pairwise cells ``(t, j)`` (dense: :func:`~streameval.kernels.multiclass_dense.dense_columns`;
+        pairwise cells ``(t, j)`` (dense: :func:`~streameval.kernels.multiclass_dense.dense_column`;
         hashed: its own table), the hashed pairwise tables (one task), and ``also``. With
         ``threads > 1`` and a large chunk, that many threads take the tasks in turn; each task
         owns its cells, so the result does not depend on which thread ran it. Returns per column
         the binary sketch's probability sums ``[n_outside, weight_01, brier_sum, log_loss_sum]``.
         """
         sums = np.zeros((self.k, 4))
-        if self.dense or self.pair_dense:  # the dense kernel reads columns in place
-            scores = np.asfortranarray(scores)
+        cols = score_columns(scores)  # the kernels read each column in place
         tasks: list[Callable[[], None]] = []
         if self.pair_grid is not None and not self.pair_dense:  # the largest task first
-            tasks.append(lambda: self._add_pairs(scores, labels, weights))
+            tasks.append(lambda: self._add_pairs(as_matrix(scores), labels, weights))
         for j in range(self.k):
             if self.dense or self.pair_dense:
-                tasks.append(lambda j=j: self._add_dense(scores, labels, weights, sums, j))  # type: ignore[misc]
+                tasks.append(lambda j=j: self._add_dense(cols[j], labels, weights, sums, j))  # type: ignore[misc]
             if not self.dense:
-                tasks.append(lambda j=j: self._add_ovr(scores, labels, weights, sums, j))  # type: ignore[misc]
+                tasks.append(lambda j=j: self._add_ovr(cols[j], labels, weights, sums, j))  # type: ignore[misc]
         tasks.append(also)
         _run(tasks, threads if scores.shape[0] >= 1 << 16 else 1)
         return sums
 
-    def _add_dense(self, scores: np.ndarray, labels: np.ndarray, weights: np.ndarray | None, sums: np.ndarray, j: int) -> None:
+    def _add_dense(self, col: np.ndarray, labels: np.ndarray, weights: np.ndarray | None, sums: np.ndarray, j: int) -> None:
         weighted = weights is not None
         w = weights if weights is not None else np.empty(0)
         pair_params = (self.pair_grid or self.grid).kernel_params()
-        dense.dense_columns(
-            scores, labels, w, weighted, j, j + 1, self.ovr_state.reshape(-1), self.dense, self.nf,
+        dense.dense_column(
+            col, j, self.k, labels, w, weighted, self.ovr_state.reshape(-1), self.dense, self.nf,
             self.pair_state.reshape(-1), self.np, self.pair_dense, self.ovr_pages, self.pair_pages,
             *self.grid.kernel_params(), *pair_params, sums,
         )
 
-    def _add_ovr(self, scores: np.ndarray, labels: np.ndarray, weights: np.ndarray | None, sums: np.ndarray, j: int) -> None:
+    def _add_ovr(self, col: np.ndarray, labels: np.ndarray, weights: np.ndarray | None, sums: np.ndarray, j: int) -> None:
         """Column ``j``'s one-vs-rest hash table (many classes): the binary problem "class j or not"."""
         weighted = weights is not None
         w = weights if weights is not None else np.empty(0)
         params = self.grid.kernel_params()
-        col = np.ascontiguousarray(scores[:, j])
         pos = (labels == j).view(np.uint8)
         row, n = 0, col.shape[0]
         while row < n:
@@ -196,7 +195,7 @@ class Shards:
             row, self.ovr_count[j] = ovr_chunk(col, pos, w, weighted, row, keys, cells, self.ovr_count[j], *params)
             if row < n:
                 self.ovr[j] = grow(keys, cells, self.ovr_count[j] + BLOCK)
-        if not self.pair_dense:  # else dense_columns gave them
+        if not self.pair_dense:  # else dense_column gave them
             sums[j] = kernels.probability_sums(col, pos, w, weighted)
 
     def _add_pairs(self, scores: np.ndarray, labels: np.ndarray, weights: np.ndarray | None) -> None:
