@@ -5,7 +5,7 @@
 Version 1 stores every occupied bin as 68 bytes (a key delta and eight float64s); a shard of
 10,000 rows is 558 KB raw, so loading thousands of shards is mostly inflating and checking bytes
 that carry little. Version 3 stores each bin as a variable-length record (``docs/sketch-format.md``
-§4.3)::
+§4.1)::
 
     varint   key delta (the first key itself; then >= 1)
     uint8    tag: the negative class's nibble in bits 0-3, the positive class's in bits 4-7
@@ -162,6 +162,8 @@ def encode_bins(keys, values):  # type: ignore[no-untyped-def]
 @nb.njit(inline="always", nogil=True)
 def _get_varint(buf, pos, n, max_bytes):  # type: ignore[no-untyped-def]
     """``(value, new pos, ok)``: a canonical LEB128 varint of at most ``max_bytes`` bytes."""
+    if pos < n and buf[pos] < 128:  # the common one-byte case first
+        return np.uint64(buf[pos]), pos + 1, True
     x = np.uint64(0)
     for i in range(max_bytes):
         if pos >= n:
@@ -254,13 +256,9 @@ def decode_checked(buf, k, n_bins, kind, f0, f1, f2, i0, i1, i2, cuts, rel_tol, 
     ok_all = True
     for j in range(k):
         start = pos
-        if pos < n and buf[pos] < 128:  # the common one-byte delta
-            d = np.uint64(buf[pos])
-            pos += 1
-        else:
-            d, pos, ok = _get_varint(buf, pos, n, KEY_VARINT_BYTES)
-            if not ok:
-                return (TRUNCATED if pos >= n else BAD_KEY_VARINT), j, start
+        d, pos, ok = _get_varint(buf, pos, n, KEY_VARINT_BYTES)
+        if not ok:
+            return (TRUNCATED if pos >= n else BAD_KEY_VARINT), j, start
         if j > 0 and d == 0:
             return KEY_NOT_INCREASING, j, start
         key = np.int64(d) if j == 0 else key + np.int64(d)
@@ -285,16 +283,12 @@ def decode_checked(buf, k, n_bins, kind, f0, f1, f2, i0, i1, i2, cuts, rel_tol, 
                 return BAD_NIBBLE, j, pos - 1
             if nib & INT:
                 at = pos
-                if pos < n and 0 < buf[pos] < 128:  # a count below 128
-                    w = np.float64(buf[pos])
-                    pos += 1
-                else:
-                    x, pos, ok = _get_varint(buf, pos, n, WEIGHT_VARINT_BYTES)
-                    if not ok:
-                        return (TRUNCATED if pos >= n else BAD_INT_WEIGHT), j, at
-                    if x == 0 or x > np.uint64(MAX_INT_WEIGHT):
-                        return BAD_INT_WEIGHT, j, at
-                    w = np.float64(x)
+                x, pos, ok = _get_varint(buf, pos, n, WEIGHT_VARINT_BYTES)
+                if not ok:
+                    return (TRUNCATED if pos >= n else BAD_INT_WEIGHT), j, at
+                if x == 0 or x > np.uint64(MAX_INT_WEIGHT):
+                    return BAD_INT_WEIGHT, j, at
+                w = np.float64(x)
             else:
                 if pos + 8 > n:
                     return TRUNCATED, j, pos

@@ -16,48 +16,22 @@ from numba.core import cgutils
 from numba.extending import intrinsic
 
 
-@intrinsic
-def f64_bits(typingctx, x):  # type: ignore[no-untyped-def]
-    """Reinterpret a float64 as an int64 (one LLVM bitcast)."""
-    sig = types.int64(types.float64)
+def _bitcast(src, dst, doc: str):  # type: ignore[no-untyped-def]
+    @intrinsic
+    def cast(typingctx, x):  # type: ignore[no-untyped-def]
+        def codegen(context, builder, signature, args):  # type: ignore[no-untyped-def]
+            return builder.bitcast(args[0], context.get_value_type(dst))
 
-    def codegen(context, builder, signature, args):  # type: ignore[no-untyped-def]
-        return builder.bitcast(args[0], context.get_value_type(types.int64))
+        return dst(src), codegen
 
-    return sig, codegen
-
-
-@intrinsic
-def bits_f64(typingctx, x):  # type: ignore[no-untyped-def]
-    """Reinterpret an int64 as a float64 (one LLVM bitcast)."""
-    sig = types.float64(types.int64)
-
-    def codegen(context, builder, signature, args):  # type: ignore[no-untyped-def]
-        return builder.bitcast(args[0], context.get_value_type(types.float64))
-
-    return sig, codegen
+    cast.__doc__ = doc
+    return cast
 
 
-@intrinsic
-def f32_bits(typingctx, x):  # type: ignore[no-untyped-def]
-    """Reinterpret a float32 as an int32 (one LLVM bitcast)."""
-    sig = types.int32(types.float32)
-
-    def codegen(context, builder, signature, args):  # type: ignore[no-untyped-def]
-        return builder.bitcast(args[0], context.get_value_type(types.int32))
-
-    return sig, codegen
-
-
-@intrinsic
-def bits_f32(typingctx, x):  # type: ignore[no-untyped-def]
-    """Reinterpret an int32 as a float32 (one LLVM bitcast)."""
-    sig = types.float32(types.int32)
-
-    def codegen(context, builder, signature, args):  # type: ignore[no-untyped-def]
-        return builder.bitcast(args[0], context.get_value_type(types.float32))
-
-    return sig, codegen
+f64_bits = _bitcast(types.float64, types.int64, "Reinterpret a float64 as an int64 (one LLVM bitcast).")
+bits_f64 = _bitcast(types.int64, types.float64, "Reinterpret an int64 as a float64 (one LLVM bitcast).")
+f32_bits = _bitcast(types.float32, types.int32, "Reinterpret a float32 as an int32 (one LLVM bitcast).")
+bits_f32 = _bitcast(types.int32, types.float32, "Reinterpret an int32 as a float32 (one LLVM bitcast).")
 
 
 def _unaligned_load(width: int):  # type: ignore[no-untyped-def]
