@@ -32,7 +32,8 @@ from .binary import BLOCK, LOG_LOSS_EPS, _block_keys
 from .cache import ENABLED as CACHE
 from .intrinsics import log_pos, prefetch
 
-__all__ = ["new_table", "reserve", "grouped_update", "drain", "merge_sorted", "segment_cumsum", "segment_sum", "sort_reduce", "MAX_CODE", "SLOT"]
+__all__ = ["new_table", "reserve", "grouped_update", "drain", "merge_sorted", "segment_cumsum", "segment_sum", "sort_reduce",
+           "first_rows", "add_scaled", "MAX_CODE", "SLOT"]
 
 SLOT = 5
 """Float64 fields per slot: code, weight, min, max, score_sum."""
@@ -448,3 +449,22 @@ def sort_reduce(gid: np.ndarray, local: np.ndarray, cells: np.ndarray, n_groups:
                      np.ascontiguousarray(cells, dtype=np.float64), span, np.zeros(n_groups + 1, dtype=np.int64),
                      np.empty(m, dtype=np.int64), codes, out)
     return codes[:k], out[:k]
+
+
+@nb.njit(nogil=True, cache=CACHE, boundscheck=False)
+def first_rows(codes, size):  # type: ignore[no-untyped-def]
+    """The first row holding each code in ``[0, size)``, -1 for codes absent: one pass over
+    ``codes`` (int64, shape (n,)), for the key encoding of :mod:`streameval.sketch.groupkeys`."""
+    out = np.full(size, -1, dtype=np.int64)
+    for j in range(codes.shape[0]):
+        c = codes[j]
+        if out[c] < 0:
+            out[c] = j
+    return out
+
+
+@nb.njit(nogil=True, cache=CACHE, boundscheck=False)
+def add_scaled(codes, ids, radix):  # type: ignore[no-untyped-def]
+    """In place: ``codes += ids * radix`` (mixed-radix key codes without temporaries)."""
+    for j in range(codes.shape[0]):
+        codes[j] += ids[j] * radix

@@ -15,6 +15,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ..errors import InputError, InputTypeError
+from ..kernels.grouped import add_scaled, first_rows
 from .binary import _plain
 
 __all__ = ["KeyEncoder"]
@@ -75,18 +76,17 @@ class KeyEncoder:
         if not columns:
             return np.full(n, self._new_group(()), dtype=np.int64)
         ids = [self._value_ids(i, name, col, n) for i, (name, col) in enumerate(zip(self.key_names, columns, strict=True))]
-        codes = ids[0].astype(np.int64, copy=True)
+        codes = ids[0].copy()
         radix = len(self._values[0])
         for i in range(1, len(ids)):
             size = len(self._values[i])
             if radix > (1 << 62) // max(size, 1):  # renumber the combinations so far densely
                 uniq, inverse = np.unique(codes, return_inverse=True)
                 codes, radix = inverse.reshape(-1).astype(np.int64), int(uniq.shape[0])
-            codes += ids[i].astype(np.int64) * radix
+            add_scaled(codes, ids[i], radix)
             radix *= size
         if radix <= max(4 * n, 1 << 16):  # dense: a lookup table over all codes
-            rep = np.full(radix, -1, dtype=np.int64)
-            rep[codes] = np.arange(n, dtype=np.int64)
+            rep = first_rows(codes, radix)
             uniq = np.flatnonzero(rep >= 0)
             rows = rep[uniq]
         else:
@@ -139,10 +139,9 @@ class KeyEncoder:
         span = hi - lo + 1
         if span > max(4 * len(v), 1 << 16):
             return None
-        rel = (v - lo) if lo else v
-        first = np.full(span, len(v), dtype=np.int64)
-        first[rel[::-1]] = np.arange(len(v) - 1, -1, -1, dtype=np.int64)  # the last write is the first row
-        present = np.flatnonzero(first < len(v))
+        rel = v.astype(np.int64) - lo
+        first = first_rows(rel, span)
+        present = np.flatnonzero(first >= 0)
         present = present[np.argsort(first[present], kind="stable")]
         seen, values = self._value_index[i], self._values[i]
         lut = np.empty(span, dtype=np.int64)
