@@ -351,17 +351,22 @@ def add_replicates(table, starts, labels, weights, weighted, keys, r0, r1, flush
                     cell[r0 + r] += w * kbuf[r]
             continue
         for part in range(a, b, flush_rows):
+            seen = 0  # bit c: class c had rows (small chunks often touch one class of a bin)
             for i in range(part, min(part + flush_rows, b)):
                 lo, hi = _split(keys[i])
-                acc_c = acc[np.int64(labels[i])]
+                c = np.int64(labels[i])
+                seen |= 1 << c
+                acc_c = acc[c]
                 for blk in range(blocks):
                     _add_poisson_lanes(acc_c, blk * LANES, lo, hi, r0 + blk * LANES)
-            _flush(table, row, acc, r0, m)
+            _flush(table, row, acc, r0, m, seen)
 
 
 @nb.njit(inline="always", nogil=True)
-def _flush(table, row, acc, r0, m):  # type: ignore[no-untyped-def]
+def _flush(table, row, acc, r0, m, seen):  # type: ignore[no-untyped-def]
     for c in range(2):
+        if not (seen >> c) & 1:
+            continue
         cell = table[row, c]
         a = acc[c]
         for r in range(m):
