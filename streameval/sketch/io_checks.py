@@ -292,7 +292,7 @@ def check_consistency(values: np.ndarray, c: dict[str, Any], source: str | None,
                 f"{total:.17g} binned rows",
                 source,
             )
-    _check_probability_sums(values, c, source, bounds)
+    _check_probability_sums(values, c, source, bounds, w_touch)
 
 
 @nb.njit(nogil=True, cache=CACHE)
@@ -331,16 +331,46 @@ def _probability_bounds(values):  # type: ignore[no-untyped-def]
     return b_lo, b_hi, l_lo, l_hi
 
 
+_NEAR = 1e-8
+"""Relative distance to an edge of a probability sum's accepted range below which the version-3
+decoder's approximate bounds are replaced by the exact ones (their error is below 1e-9: a sum of
+at most 2**23 positive terms, each within 2 ulp)."""
+
+
+def _within(lower: float, upper: float, value: float, pw: float) -> tuple[bool, float]:
+    """``(lower - slack <= value <= upper + slack, distance of value to the nearer edge)``."""
+    slack = REL_TOL * max(upper, value) + 1e-9 * pw + 1e-300
+    lo_edge, hi_edge = lower - slack, upper + slack
+    return lo_edge <= value <= hi_edge, min(abs(value - lo_edge), abs(value - hi_edge))
+
+
 def _check_probability_sums(
-    values: np.ndarray, c: dict[str, Any], source: str | None, bounds: tuple[float, float, float, float] | None = None
+    values: np.ndarray,
+    c: dict[str, Any],
+    source: str | None,
+    bounds: tuple[float, float, float, float] | None = None,
+    w_touch: float = 0.0,
 ) -> None:
-    """Brier and log-loss sums within the bounds the bins allow (each row's term is monotone in its score)."""
+    """Brier and log-loss sums within the bounds the bins allow (each row's term is monotone in its score).
+
+    ``bounds``, when given, are the version-3 decoder's: a vectorized log and another summation
+    order make them differ from :func:`_probability_bounds` by far less than :data:`_NEAR` (relative)
+    plus ``3e-15`` per unit of ``w_touch`` (the weight reaching [0, 1]). A sum that close to an edge
+    of its accepted range is decided with the exact bounds, so both layouts get the same verdict.
+    """
     pw = c["prob_weight"]
+    exact = bounds is None
     b_lo, b_hi, l_lo, l_hi = _probability_bounds(np.ascontiguousarray(values)) if bounds is None else bounds
-    for name, lower, upper in (("brier_sum", b_lo, b_hi), ("log_loss_sum", l_lo, l_hi)):
+    for name, i in (("brier_sum", 0), ("log_loss_sum", 1)):
         value = c[name]
-        slack = REL_TOL * max(upper, value) + 1e-9 * pw + 1e-300
-        if not lower - slack <= value <= upper + slack:
+        lower, upper = (b_lo, b_hi) if i == 0 else (l_lo, l_hi)
+        ok, margin = _within(lower, upper, value, pw)
+        if not exact and margin <= _NEAR * max(abs(lower), abs(upper), value) + 3e-15 * w_touch + 1e-300:
+            b_lo, b_hi, l_lo, l_hi = _probability_bounds(np.ascontiguousarray(values))
+            exact = True
+            lower, upper = (b_lo, b_hi) if i == 0 else (l_lo, l_hi)
+            ok, _ = _within(lower, upper, value, pw)
+        if not ok:
             raise fail(
                 f"counters are inconsistent: {name}={value!r} is outside [{lower!r}, {upper!r}], the "
                 "range the bins' scores allow",

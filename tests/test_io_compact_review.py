@@ -1,0 +1,194 @@
+"""Version 3 (compact bins) against version 1: same bins, same verdict; exact round trips; loading
+under threads.
+
+The oracle for any version-3 payload is a strict pure-Python parser of docs/sketch-format.md §4.1
+(:func:`parse_strict`, written from the text) followed by the version-1 reader on the bins it
+parsed: a version-3 file must be accepted exactly when the structure is valid and the same bins
+and header, written as version 1, are accepted.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import struct
+
+import numpy as np
+import sketch_layout
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from test_io_compact import pack, random_sketch, split
+
+from streameval import BinarySketch, SketchFormatError
+
+PRESENT, INT, SINGLE, F32 = 1, 2, 4, 8
+
+
+class Refused(Exception):
+    """The payload breaks a structural rule of §4.1."""
+
+
+def _varint(data: bytes, pos: int, limit: int) -> tuple[int, int]:
+    x = 0
+    for i in range(limit):
+        if pos >= len(data):
+            raise Refused("runs past the end")
+        b = data[pos]
+        pos += 1
+        x |= (b & 0x7F) << (7 * i)
+        if b < 0x80:
+            if b == 0 and i > 0:
+                raise Refused("not canonical")
+            return x, pos
+    raise Refused("longer than its limit")
+
+
+def _take(data: bytes, pos: int, fmt: str) -> tuple[float, int]:
+    size = struct.calcsize(fmt)
+    if pos + size > len(data):
+        raise Refused("record runs past the end")
+    return float(struct.unpack_from(fmt, data, pos)[0]), pos + size
+
+
+def parse_strict(data: bytes, k: int, grid_size: int) -> tuple[np.ndarray, np.ndarray]:
+    """``(keys, values)`` of a version-3 payload, or :class:`Refused` for a structural fault."""
+    keys = np.zeros(k, dtype=np.int64)
+    values = np.zeros((k, 2, 4))
+    pos = key = 0
+    for j in range(k):
+        d, pos = _varint(data, pos, 4)
+        if j and d == 0:
+            raise Refused("repeated key")
+        key = d if j == 0 else key + d
+        if key >= grid_size:
+            raise Refused("key outside the grid")
+        keys[j] = key
+        if pos >= len(data):
+            raise Refused("runs past the end")
+        tag = data[pos]
+        pos += 1
+        if tag == 0:
+            raise Refused("tag 0")
+        for c in range(2):
+            nib = (tag >> (4 * c)) & 15
+            if nib == 0:
+                values[j, c] = [0.0, math.inf, -math.inf, 0.0]
+                continue
+            if not nib & PRESENT:
+                raise Refused("flags without PRESENT")
+            if nib & INT:
+                n, pos = _varint(data, pos, 8)
+                if not 1 <= n <= 2**53:
+                    raise Refused("integer weight out of range")
+                w = float(n)
+            else:
+                w, pos = _take(data, pos, "<d")
+            fmt = "<f" if nib & F32 else "<d"
+            lo, pos = _take(data, pos, fmt)
+            if nib & SINGLE:
+                hi, sm = lo, w * lo
+            else:
+                hi, pos = _take(data, pos, fmt)
+                sm, pos = _take(data, pos, "<d")
+            values[j, c] = [w, lo, hi, sm]
+    if pos != len(data):
+        raise Refused("bytes after the last record")
+    return keys, values
+
+
+def v1_payload(keys: np.ndarray, values: np.ndarray) -> bytes:
+    deltas = np.diff(np.asarray(keys, dtype=np.int64), prepend=np.int64(0)).astype("<u4")
+    return deltas.tobytes() + np.ascontiguousarray(values, dtype="<f8").tobytes()
+
+
+def verdict(data: bytes) -> bool:
+    """Accepted (True) or refused with a SketchFormatError (False); anything else escapes."""
+    try:
+        BinarySketch.from_bytes(data)
+    except SketchFormatError:
+        return False
+    return True
+
+
+def expected_v3_verdict(header: dict, payload: bytes, grid_size: int) -> bool:
+    try:
+        keys, values = parse_strict(payload, header["n_bins"], grid_size)
+    except Refused:
+        return False
+    return verdict(pack(header, v1_payload(keys, values), version=1))
+
+
+def bits(a: np.ndarray) -> np.ndarray:
+    return np.ascontiguousarray(a, dtype=np.float64).view(np.int64)
+
+
+# -- the log-loss bounds of the one-pass decoder ------------------------------------------------
+
+
+def test_log_loss_sum_beyond_the_version_1_bound_is_refused():
+    """One negative row's cell reaches into [0, 1] from below (min -0.5, max 0): the log-loss sum
+    may be at most -log(1 - eps) = 2.2e-16 (prob_weight 0, so no slack beyond 1e-6 relative).
+    The decoder's bounds were widened by 1e-15 per unit weight and let 1e-15 through."""
+    header = {"sketch": "binary", "grid": {"kind": "linear", "lo": -1.0, "hi": 1.0, "bins": 1}, "n_bins": 1,
+              "counters": {"n_rows": 1, "n_outside": 1, "prob_weight": 0.0, "brier_sum": 0.0, "log_loss_sum": 0.0},
+              "meta": {}}
+    keys = np.array([1])
+    values = np.array([[[1.0, -0.5, 0.0, -0.5], [0.0, math.inf, -math.inf, 0.0]]])
+    for ll, ok in ((0.0, True), (2.220446049250313e-16, True), (5e-16, False), (1e-15, False), (1.2e-15, False)):
+        h = dict(header, counters=dict(header["counters"], log_loss_sum=ll))
+        assert verdict(pack(h, v1_payload(keys, values), version=1)) is ok
+        assert verdict(pack(h, sketch_layout.encode_payload(keys, values))) is ok, ll
+
+
+# -- any payload: the verdict of the strict parser and the version-1 reader ----------------------
+
+_SKETCHES = [random_sketch(np.random.default_rng(seed)) for seed in (1, 4, 7, 9, 12)]
+
+
+@st.composite
+def mutated_payloads(draw):  # type: ignore[no-untyped-def]
+    sk = _SKETCHES[draw(st.integers(0, len(_SKETCHES) - 1))]
+    _, _, header, _ = split(sk.to_bytes())
+    keys, values = sk._compact()
+    keys, values = keys[:40], values[:40].copy()
+    header = json.loads(json.dumps(header))
+    header["n_bins"] = len(keys)
+    general = draw(st.booleans())
+    payload = bytearray(sketch_layout.encode_payload(keys, values, general=general))
+    for _ in range(draw(st.integers(0, 3))):
+        op = draw(st.sampled_from(["flip", "set", "insert", "delete", "truncate", "k"]))
+        at = draw(st.integers(0, max(len(payload) - 1, 0)))
+        if op == "flip" and payload:
+            payload[at] ^= 1 << draw(st.integers(0, 7))
+        elif op == "set" and payload:
+            payload[at] = draw(st.sampled_from([0x00, 0x01, 0x0F, 0x10, 0x7F, 0x80, 0xFF, 0xF0]))
+        elif op == "insert":
+            payload[at:at] = draw(st.binary(min_size=1, max_size=9))
+        elif op == "delete":
+            del payload[at:at + draw(st.integers(1, 9))]
+        elif op == "truncate":
+            del payload[at:]
+        elif op == "k":
+            header["n_bins"] = max(0, header["n_bins"] + draw(st.integers(-2, 2)))
+    return header, bytes(payload), sk.grid.n_bins
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(mutated_payloads())
+def test_mutated_payloads_get_the_version_1_verdict(case):
+    header, payload, grid_size = case
+    assert verdict(pack(header, payload)) == expected_v3_verdict(header, payload, grid_size)
+
+
+def test_valid_files_keep_the_decoders_bounds(monkeypatch):
+    """The exact bounds are recomputed only near an edge: never for the files writers produce."""
+    from streameval.sketch import io_checks
+
+    calls = []
+    real = io_checks._probability_bounds
+    monkeypatch.setattr(io_checks, "_probability_bounds", lambda v: calls.append(1) or real(v))
+    for sk in _SKETCHES:
+        assert BinarySketch.from_bytes(sk.to_bytes()) == sk
+    assert not calls
+    BinarySketch.from_bytes(_SKETCHES[0].to_bytes(format_version=1))
+    assert calls  # version 1 computes them
