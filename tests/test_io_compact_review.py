@@ -192,3 +192,19 @@ def test_valid_files_keep_the_decoders_bounds(monkeypatch):
     assert not calls
     BinarySketch.from_bytes(_SKETCHES[0].to_bytes(format_version=1))
     assert calls  # version 1 computes them
+
+
+# -- the grid cache and the shared JSON decoder -------------------------------------------------
+
+
+def test_grid_cache_keeps_negative_zero():
+    """``lo = -0.0`` and ``lo = 0.0`` are equal floats: the grid cache served the first grid read
+    for both, so the second file wrote itself back with the other sign (and which one depended on
+    the order files were read)."""
+    from streameval import LinearGrid
+
+    plus = BinarySketch(LinearGrid(0.0, 1.0, 4)).update([0, 1], [0.2, 0.7]).to_bytes()
+    minus = BinarySketch(LinearGrid(-0.0, 1.0, 4)).update([0, 1], [0.2, 0.7]).to_bytes()
+    assert plus != minus
+    for data in (plus, minus, plus):
+        assert BinarySketch.from_bytes(data).to_bytes() == data
