@@ -307,14 +307,18 @@ class MulticlassSketch(MulticlassMetrics):
         w = weights if weights is not None else np.empty(0)
         s_true = np.empty(n)
         unnormalized = [0]
+        true_sums: list[tuple[int, float, float, float]] = []
         cols = score_columns(scores)
 
-        def rows() -> None:
+        def rows() -> None:  # one task, run beside the column tasks
             p = preds if preds is not None else np.empty(0, dtype=np.int64)
             tol = 1e-8 + math.sqrt(float(np.finfo(scores.dtype).eps))  # scikit-learn's isclose(sum, 1)
             unnormalized[0] = row_stats(
                 typed_columns(cols), labels, w, weighted, p, preds is not None, self.confusion, self.ranks, s_true, tol
             )
+            # The log loss of the true-class probabilities: the binary kernel's accurate sums, each
+            # row a "positive" whose probability is its true class's score.
+            true_sums.append(kernels.probability_sums(s_true, np.ones(n, dtype=np.uint8), w, weighted))
 
         cells = self._ovr_keys.shape[0] + self._pair_keys.shape[0]
         if self._tables is None and n <= SMALL_CHUNK_ROWS and cells <= 8 * n * self.n_classes:
@@ -328,9 +332,7 @@ class MulticlassSketch(MulticlassMetrics):
         else:
             threads = self.threads if self.threads is not None else cpu_count()
             col = self._writing().add(ScoreColumns(cols), labels, weights, threads, rows)
-        # The log loss of the true-class probabilities: the binary kernel's accurate sums, each
-        # row a "positive" whose probability is its true class's score.
-        _, w_in, _, logloss = kernels.probability_sums(s_true, np.ones(n, dtype=np.uint8), w, weighted)
+        _, w_in, _, logloss = true_sums[0]
         c = self.counters
         c["log_loss_sum"] += logloss
         c["prob_weight"] += w_in

@@ -292,6 +292,8 @@ def _small_int_codes(y: np.ndarray, classes: np.ndarray) -> npt.NDArray[np.int64
     top = int(classes.max())
     if int(classes.min()) < 0 or top >= 1 << 16 or int(y.min()) < 0 or int(y.max()) > top:
         return None
+    if top == classes.shape[0] - 1 and bool(np.all(classes == np.arange(classes.shape[0]))):
+        return y.astype(np.int64)  # classes 0..K-1 in order: the labels are their own codes
     lut = np.full(top + 1, -1, dtype=np.int64)
     lut[classes] = np.arange(classes.shape[0])
     codes = lut[y]
