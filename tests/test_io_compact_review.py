@@ -19,7 +19,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from test_io_compact import pack, random_sketch, split
 
-from streameval import BinarySketch, SketchFormatError
+from streameval import BinarySketch, FloatGrid, LinearGrid, ProbabilityGrid, SketchFormatError
 
 PRESENT, INT, SINGLE, F32 = 1, 2, 4, 8
 
@@ -208,3 +208,81 @@ def test_grid_cache_keeps_negative_zero():
     assert plus != minus
     for data in (plus, minus, plus):
         assert BinarySketch.from_bytes(data).to_bytes() == data
+
+
+# -- exact round trips at the edges of float64 and float32 ---------------------------------------
+
+F32_MAX = float(np.finfo(np.float32).max)
+F32_TINY = float(np.finfo(np.float32).tiny)  # smallest normal float32
+F32_SUB = float(np.float32(1.401298464324817e-45))  # smallest subnormal float32
+EDGE_SCORES = [0.0, -0.0, 0.5, 1.0, 1.0 - 2.0**-53, 2.0**-53, 5e-324, 2.2250738585072014e-308, -5e-324,
+               F32_MAX, -F32_MAX, F32_TINY, F32_SUB, float(np.nextafter(np.float32(0.5), np.float32(1))),
+               0.1, 1e300, -1e300, 3.0, -2.0, 0.30000000000000004, 0.3]
+EDGE_WEIGHTS = [1.0, 2.0**53, 2.0**53 + 2, 2.0**53 - 1, 1e299, 5e-324, 1e-300, 0.5, 3.0, 127.0, 128.0, 0.0]
+GRIDS = [LinearGrid(-2.0, 3.0, 40), ProbabilityGrid(), ProbabilityGrid(8, -60, tail_bits=2),
+         FloatGrid(2, -1022, 1023), LinearGrid(0.0, 1.0, 4).with_cuts(0.3, 0.30000000000000004)]
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    st.integers(0, len(GRIDS) - 1),
+    st.lists(st.tuples(st.integers(0, 1), st.one_of(st.sampled_from(EDGE_SCORES), st.floats(width=32, allow_nan=False, allow_infinity=False), st.floats(allow_nan=False, allow_infinity=False)),
+                       st.sampled_from(EDGE_WEIGHTS)), min_size=0, max_size=30),
+    st.booleans(),
+)
+def test_round_trips_are_bit_exact_at_float_edges(g, rows, weighted):
+    sk = BinarySketch(GRIDS[g])
+    if rows:
+        y, s, w = (list(t) for t in zip(*rows, strict=True))
+        try:
+            sk.update(y, s, w if weighted else None)
+        except ValueError:  # weights above the documented total (1e300)
+            return
+    keys, values = sk._compact()
+    for compress in (False, True):
+        data = sk.to_bytes(compress=compress)
+        back = BinarySketch.from_bytes(data)
+        k2, v2 = back._compact()
+        assert np.array_equal(k2, keys) and np.array_equal(bits(v2), bits(values))
+        assert back.counters == sk.counters and back.to_bytes(compress=compress) == data
+        v1 = BinarySketch.from_bytes(sk.to_bytes(format_version=1))
+        assert np.array_equal(bits(v1._compact()[1]), bits(values))
+        assert back.to_bytes(format_version=1) == sk.to_bytes(format_version=1)
+
+
+def test_infinite_scores_of_old_files_round_trip_through_version_3():
+    """Files from before the finite-score rule may hold +-inf in a float grid's end bins."""
+    import pathlib
+
+    data = (pathlib.Path(__file__).resolve().parent / "golden" / "binary-v3-float-inf.sevsk").read_bytes()
+    sk = BinarySketch.from_bytes(data)
+    values = sk._compact()[1]
+    assert np.isinf(values[:, :, 1:3][values[:, :, 0] > 0]).any()
+    v1 = sk.to_bytes(format_version=1)
+    again = BinarySketch.from_bytes(v1)
+    assert np.array_equal(bits(again._compact()[1]), bits(values))
+    assert again.to_bytes() == sk.to_bytes()
+
+
+def test_loading_on_threads_equals_loading_one_by_one(tmp_path):
+    """The grid cache and the one JSON decoder are shared by every thread: files of several grids
+    (and labels, so headers differ) read concurrently give what they give one by one."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    import streameval
+
+    rng = np.random.default_rng(8)
+    paths, expected = [], []
+    for i in range(48):
+        sk = random_sketch(rng)
+        if i % 3 == 0:
+            sk = BinarySketch(sk.grid, pos_label=f"yes-{i}").update([f"yes-{i}", f"no-{i}"], [0.25, 0.75])
+        path = tmp_path / f"s{i:02d}.sevsk"
+        sk.save(path)
+        paths.append(path)
+        expected.append(path.read_bytes())
+    streameval.sketch.io._GRIDS.clear()
+    for _ in range(3):
+        with ThreadPoolExecutor(max_workers=8) as pool:
+            got = list(pool.map(lambda p: streameval.load(p).to_bytes(), paths * 4))
+        assert got == expected * 4
