@@ -72,13 +72,60 @@ def tables_of(ss: SketchSet, file_id: int, windowed: bool) -> tuple[Any, Any]:
     return groups, cells_table
 
 
+def _np(column: Any) -> np.ndarray:
+    """A numeric Arrow column without nulls as a NumPy array (a view of its buffer when it has one
+    chunk): pyarrow's ``to_numpy`` imports pandas on first use, ~0.5-1 s of a report's start."""
+    from ..sources.base import numpy_view
+
+    arr = column.combine_chunks() if hasattr(column, "combine_chunks") else column
+    view = numpy_view(arr)
+    return view if isinstance(view, np.ndarray) else np.asarray(arr.to_numpy(zero_copy_only=False))
+
+
+def _pylist(arr: Any) -> list[Any]:
+    """``arr.to_pylist()``, with timestamps converted here: pyarrow converts zoned timestamps
+    through pandas (imported on first use). The same values: aware datetimes in the type's zone
+    (``zoneinfo``, or a fixed offset), naive ones for naive timestamps, None for nulls."""
+    import pyarrow as pa
+
+    t = arr.type
+    if not pa.types.is_timestamp(t):
+        return list(arr.to_pylist())
+    per = {"s": 10**6, "ms": 10**3, "us": 1, "ns": None}[t.unit]
+    if per is None:  # nanoseconds: datetime cannot hold them; pyarrow's own rules apply
+        return list(arr.to_pylist())
+    epoch = _dt.datetime(1970, 1, 1)
+    zone: Any = None
+    if t.tz is not None:
+        epoch = epoch.replace(tzinfo=_dt.timezone.utc)
+        zone = _zone(t.tz)
+    out: list[Any] = []
+    for v in arr.cast(pa.int64()).to_pylist():
+        if v is None:
+            out.append(None)
+            continue
+        when = epoch + _dt.timedelta(microseconds=v * per)
+        out.append(when.astimezone(zone) if zone is not None else when)
+    return out
+
+
+def _zone(name: str) -> Any:
+    """The tzinfo pyarrow gives a timestamp type's zone: ``zoneinfo`` for names, fixed offsets
+    (``+01:00``) as ``datetime.timezone``."""
+    if name[:1] in "+-" and len(name) == 6 and name[3] == ":":
+        sign = -1 if name[0] == "-" else 1
+        return _dt.timezone(sign * _dt.timedelta(hours=int(name[1:3]), minutes=int(name[4:6])))
+    import zoneinfo
+
+    return zoneinfo.ZoneInfo(name)
+
+
 def _codes(column: Any) -> tuple[np.ndarray, list[Any]]:
     """Dictionary codes of an Arrow column (null is a value of its own) and its distinct values."""
     enc = column.combine_chunks().dictionary_encode(null_encoding="encode") if len(column) else None
     if enc is None:
         return np.empty(0, dtype=np.int64), []
-    return (np.asarray(enc.indices.to_numpy(zero_copy_only=False), dtype=np.int64),
-            enc.dictionary.to_pylist())
+    return _np(enc.indices).astype(np.int64), _pylist(enc.dictionary)
 
 
 def read_sketchset(
@@ -170,22 +217,22 @@ def read_sketchset(
     n_out = len(keys)
     counters = np.zeros((n_out, len(COUNTERS)))
     for j, name in enumerate(COUNTERS):
-        counters[:, j] = np.bincount(merged, weights=groups.column(name).to_numpy().astype(np.float64), minlength=n_out)
+        counters[:, j] = np.bincount(merged, weights=_np(groups.column(name)).astype(np.float64), minlength=n_out)
     # cells of the selected groups, mapped to their output group through (file_id, gid)
-    file_ids = groups.column("file_id").to_numpy().astype(np.int64)
-    gids = groups.column("gid").to_numpy().astype(np.int64)
+    file_ids = _np(groups.column("file_id")).astype(np.int64)
+    gids = _np(groups.column("gid")).astype(np.int64)
     if since is None and until is None:
         cells = con.sql("SELECT file_id, gid, bin, class, weight, min, max, score_sum FROM cells").to_arrow_table()
     else:
         cells = con.sql("SELECT c.file_id, c.gid, c.bin, c.class, c.weight, c.min, c.max, c.score_sum FROM cells c "
                         f"SEMI JOIN (SELECT file_id, gid FROM groups WHERE {cond}) g "
                         "ON c.file_id = g.file_id AND c.gid = g.gid", params=params).to_arrow_table()
-    cf = cells.column("file_id").to_numpy().astype(np.int64)
-    cg = cells.column("gid").to_numpy().astype(np.int64)
+    cf = _np(cells.column("file_id")).astype(np.int64)
+    cg = _np(cells.column("gid")).astype(np.int64)
     # groups are ordered by (file_id, gid): a cell's group row is found by binary search
     row = np.searchsorted(file_ids * (1 << 32) + gids, cf * (1 << 32) + cg)
-    values_2d = np.stack([cells.column(c).to_numpy() for c in ("weight", "min", "max", "score_sum")], axis=1)
-    local = cells.column("bin").to_numpy().astype(np.int64) * 3 + cells.column("class").to_numpy().astype(np.int64)
+    values_2d = np.stack([_np(cells.column(c)) for c in ("weight", "min", "max", "score_sum")], axis=1)
+    local = _np(cells.column("bin")).astype(np.int64) * 3 + _np(cells.column("class")).astype(np.int64)
     codes, merged_cells = sort_reduce(merged[row] if row.size else row, local, values_2d, n_out, 3 * grid.n_bins)
     return SketchSet.from_cells(key_names, grid, keys, counters, codes, merged_cells, pos_label=labels[0],
                                 neg_label=labels[1], weighted=weighted, max_groups=max_groups)

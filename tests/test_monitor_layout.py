@@ -1,0 +1,48 @@
+"""The store layout's Arrow helpers: the same values as pyarrow's own conversions, without pandas."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import numpy as np
+import pyarrow as pa
+import pytest
+
+from streameval.monitor.layout import _codes, _np, _pylist
+
+
+@pytest.mark.parametrize("tz", [None, "UTC", "Etc/UTC", "Europe/Berlin", "America/New_York", "+05:30", "-03:00"])
+@pytest.mark.parametrize("unit", ["s", "ms", "us"])
+def test_timestamps_equal_pyarrow(tz, unit):
+    micros = np.array([0, 1_700_000_000_000_000, -86_400_000_000, 1_774_000_000_123_000], dtype=np.int64)
+    per = {"s": 10**6, "ms": 10**3, "us": 1}[unit]
+    arr = pa.array(list(micros // per) + [None], pa.int64()).cast(pa.timestamp(unit, tz=tz))
+    mine, theirs = _pylist(arr), arr.to_pylist()
+    assert mine == theirs
+    assert [None if v is None else (v.tzinfo is None, v.utcoffset()) for v in mine] == \
+        [None if v is None else (v.tzinfo is None, v.utcoffset()) for v in theirs]
+
+
+def test_codes_and_numbers():
+    col = pa.chunked_array([pa.array([3, 1, None, 3], pa.int32()), pa.array([1], pa.int32())])
+    codes, values = _codes(col)
+    assert [values[c] for c in codes] == [3, 1, None, 3, 1]
+    assert np.array_equal(_np(pa.chunked_array([pa.array([1.5, 2.5]), pa.array([3.5])])), [1.5, 2.5, 3.5])
+    assert np.array_equal(_np(pa.array([1, None, 3])), np.array([1, np.nan, 3]), equal_nan=True)  # nulls: pyarrow's path
+    assert _codes(pa.chunked_array([], pa.int32()))[1] == []
+
+
+def test_reading_windows_does_not_import_pandas():
+    code = (
+        "import sys, numpy as np, pyarrow as pa\n"
+        "from streameval.monitor.layout import _codes\n"
+        "data = pa.py_buffer(np.array([0, 86_400_000_000, 0], dtype=np.int64).tobytes())\n"
+        "valid = pa.py_buffer(bytes([0b011]))\n"  # pa.array itself would import pandas
+        "a = pa.Array.from_buffers(pa.timestamp('us', tz='Etc/UTC'), 3, [valid, data])\n"
+        "codes, values = _codes(pa.chunked_array([a]))\n"
+        "assert len(values) == 3\n"
+        "print('pandas' in sys.modules)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip()
+    assert out == "False"
