@@ -25,7 +25,13 @@ of every case on a 200K-row file:
 - ``bcm-py``: the Python API as a PySpark user calls it, ``BinaryClassificationMetrics(rdd)`` on
   an RDD of Python ``(score, label)`` tuples (default ``numBins``);
 - ``sketch``: bytes of one partition's sketch, and where a merge's time goes (parsing, merging,
-  re-encoding), over 16 row groups.
+  re-encoding), over 16 row groups;
+- ``cold``: a fresh executor's first task against a warm one, in fresh processes, rounds
+  alternating: (a) the executor path alone (import, first partition of one row group in 10K-row
+  Arrow batches, second partition), with the Numba cache filled and with an empty
+  ``NUMBA_CACHE_DIR``; (b) a fresh ``local[2]`` session whose Python workers have already run a
+  trivial ``mapInArrow`` job: ``streameval.spark.sketch`` first and second, with the warm-up
+  thread of ``engines/spark.py`` (``_read_warming``) on and off.
 
 Each Spark case runs in its own job group, cancelled after ``--timeout`` seconds (recorded as a
 timeout). Every figure carries the 1-minute load average before and after it and, for Spark
@@ -97,6 +103,25 @@ class Bench:
                    if p.getType() == heap)
         return round(peak / 2**30, 2)
 
+    def _gc_s(self) -> float:
+        beans = self.spark.sparkContext._jvm.java.lang.management.ManagementFactory.getGarbageCollectorMXBeans()
+        return sum(b.getCollectionTime() for b in beans) / 1000
+
+    def _stages(self) -> list[dict[str, Any]]:
+        """Spark's active stages (what a cancelled case was doing)."""
+        tracker = self.spark.sparkContext.statusTracker()
+        out = []
+        for sid in tracker.getActiveStageIds():
+            info = tracker.getStageInfo(sid)
+            if info is not None:
+                out.append({"stage": sid, "name": info.name, "tasks": info.numTasks,
+                            "done": info.numCompletedTasks, "active": info.numActiveTasks})
+        return out
+
+    def _cancel(self, name: str, rec: dict[str, Any]) -> None:
+        rec["stages_at_timeout"] = self._stages()
+        self.spark.sparkContext.cancelJobGroup(name)
+
     def case(self, name: str, f: Callable[[], float | None], exact: float | None, spark: bool = False) -> None:
         """Run ``f`` (returning an AUC or None) ``reps`` times; record the median seconds."""
         rec: dict[str, Any] = {"load1_before": load1(), "runs_s": []}
@@ -108,16 +133,17 @@ class Bench:
             if spark:
                 sc = self.spark.sparkContext
                 sc.setJobGroup(name, name, interruptOnCancel=True)
-                timer = threading.Timer(self.timeout, lambda: sc.cancelJobGroup(name))
+                timer = threading.Timer(self.timeout, self._cancel, args=(name, rec))
                 timer.start()
                 self._heap_reset()
+                gc0 = self._gc_s()
             t0 = time.perf_counter()
             try:
                 auc = f()
             except Exception as exc:  # noqa: BLE001 - a benchmark records what failed and goes on
                 took = time.perf_counter() - t0
                 text = f"{type(exc).__name__}: {exc}"
-                rec["error"] = "timeout" if took >= self.timeout * 0.99 else text[:1500]
+                rec["error"] = "timeout" if "stages_at_timeout" in rec else text[:1500]
                 rec["failed_after_s"] = round(took, 1)
                 rec["traceback_tail"] = traceback.format_exc()[-1500:]
                 break
@@ -135,6 +161,7 @@ class Bench:
         rec["load1_after"] = load1()
         if spark:
             rec["driver_heap_peak_gib"] = self._heap_peak()
+            rec["jvm_gc_s"] = round(self._gc_s() - gc0, 1)  # last run's
         print(f"    {json.dumps({k: v for k, v in rec.items() if k != 'traceback_tail'})}", flush=True)
         self.save()
 
@@ -180,23 +207,116 @@ def sketch_costs(path: str, groups: int) -> dict[str, Any]:
     return out
 
 
+COLD_ROUNDS = 2
+
+
+def cold_python_child(path: str) -> dict[str, float]:
+    """Executor path in this fresh process: imports, first and second partition."""
+    t = [time.perf_counter()]
+    import numba  # noqa: F401
+    import pyarrow.parquet as pq
+
+    t.append(time.perf_counter())
+    from streameval.engines.common import LABEL, SCORE, SketchJob, partition_sketch
+    t.append(time.perf_counter())
+    table = pq.ParquetFile(path).read_row_group(0, columns=["score", "label"]).rename_columns([SCORE, LABEL])
+    batches = table.to_batches(max_chunksize=10_000)
+    job = SketchJob(names={"score": "score", "label": "label"})
+    t.append(time.perf_counter())
+    partition_sketch(batches, job)
+    t.append(time.perf_counter())
+    partition_sketch(batches, job)
+    t.append(time.perf_counter())
+    d = np.diff(t)
+    return {"import_numba_arrow_s": d[0], "import_streameval_s": d[1], "first_partition_s": d[3],
+            "second_partition_s": d[4], "partition_rows": table.num_rows}
+
+
+def cold_spark_child(path: str, warm: bool) -> dict[str, float]:
+    """A fresh local[2] session: a trivial Arrow job twice, then streameval's sketch twice."""
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    import pyarrow.parquet as pq
+    from pyspark.sql import SparkSession
+
+    from streameval.engines import common
+    from streameval.engines import spark as es
+
+    meta = pq.ParquetFile(path).metadata
+    split = max(4 << 20, -(-os.path.getsize(path) // meta.num_row_groups))
+    spark = (SparkSession.builder.master("local[2]").config("spark.ui.enabled", "false")
+             .config("spark.sql.files.maxPartitionBytes", str(split)).getOrCreate())
+    spark.sparkContext.setLogLevel("ERROR")
+    raw = spark.read.parquet(path)
+
+    def rows(batches: Any) -> Any:
+        import pyarrow as pa
+
+        yield pa.RecordBatch.from_pydict({"n": [sum(b.num_rows for b in batches)]})
+
+    out: dict[str, float] = {}
+    for name in ("trivial_1_s", "trivial_2_s", "sketch_first_s", "sketch_second_s"):
+        t0 = time.perf_counter()
+        if name.startswith("trivial"):
+            raw.mapInArrow(rows, "n long").collect()
+        else:
+            common.sketch_on(es._Spark(warm=warm), raw, score="score", label="label", weight=None, grid=None,
+                             pos_label=None, nan_policy="raise")
+        out[name] = time.perf_counter() - t0
+    spark.stop()
+    return out
+
+
+def cold_start(path: str) -> dict[str, Any]:
+    """The ``cold`` case: children in fresh processes, variants alternating (see the docstring)."""
+    import subprocess
+
+    def child(args: list[str], env: dict[str, str] | None = None) -> dict[str, Any]:
+        e = dict(os.environ, **(env or {}))
+        r = subprocess.run([sys.executable, __file__, "--data", path, *args], capture_output=True, text=True,
+                           env=e, timeout=1800)
+        lines = [ln for ln in r.stdout.splitlines() if ln.startswith("{")]
+        if r.returncode or not lines:
+            return {"error": r.stderr[-1500:]}
+        rec: dict[str, Any] = json.loads(lines[-1])
+        rec["load1_after"] = load1()
+        return rec
+
+    out: dict[str, Any] = {"python": {"cache_filled": [], "cache_empty": []},
+                           "spark": {"warm_thread": [], "no_warm_thread": []}}
+    child(["--child", "cold-python"])  # fills the cache for these column types
+    for _ in range(COLD_ROUNDS):
+        with tempfile.TemporaryDirectory() as empty:
+            out["python"]["cache_empty"].append(child(["--child", "cold-python"], {"NUMBA_CACHE_DIR": empty}))
+        out["python"]["cache_filled"].append(child(["--child", "cold-python"]))
+    for _ in range(COLD_ROUNDS):
+        out["spark"]["warm_thread"].append(child(["--child", "cold-spark-warm"]))
+        out["spark"]["no_warm_thread"].append(child(["--child", "cold-spark-nowarm"]))
+    return out
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--data", default=None, help="Parquet file with columns score, label (default: generate)")
     ap.add_argument("--rows", type=int, default=10_000_000, help="rows to generate when --data is not given")
     ap.add_argument("--cases", default="all",
-                    help="comma list of exact,local,dask,spark,evaluator,bcm-0,bcm-1000,bcm-py,sketch")
+                    help="comma list of exact,local,dask,spark,evaluator,bcm-0,bcm-1000,bcm-py,sketch,cold")
     ap.add_argument("--timeout", type=float, default=1800.0, help="seconds per Spark case (cancelled after)")
     ap.add_argument("--driver-memory", default="8g")
     ap.add_argument("--reps", type=int, default=1)
     ap.add_argument("--out", default=None)
+    ap.add_argument("--child", default=None, help=argparse.SUPPRESS)
     args = ap.parse_args()
+    if args.child:  # one fresh process of the cold case
+        rec = (cold_python_child(args.data) if args.child == "cold-python"
+               else cold_spark_child(args.data, args.child == "cold-spark-warm"))
+        print(json.dumps(rec | {"load1": load1()}))
+        return
     import pyarrow as pa
     import pyarrow.parquet as pq
 
     import streameval
 
-    every = ["exact", "local", "dask", "spark", "evaluator", "bcm-0", "bcm-1000", "bcm-py", "sketch"]
+    every = ["exact", "local", "dask", "spark", "evaluator", "bcm-0", "bcm-1000", "bcm-py", "sketch", "cold"]
     cases = every if args.cases == "all" else args.cases.split(",")
     unknown = set(cases) - set(every)
     if unknown:
@@ -308,6 +428,9 @@ def main() -> None:
 
     if "sketch" in cases:
         b.res["sketch"] = sketch_costs(path, 16)
+        b.save()
+    if "cold" in cases:
+        b.res["cold"] = cold_start(path)
         b.save()
     b.res["finished"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
     b.save()

@@ -82,6 +82,11 @@ def partition_sketch(batches: Sequence[Any], job: SketchJob) -> bytes:
     """One partition's rows (Arrow record batches or tables with the columns :data:`SCORE`,
     :data:`LABEL` and, if weighted, :data:`WEIGHT`) as serialized sketch bytes.
 
+    The bytes are the sketch format with an uncompressed payload (so are :func:`merge_sketches`'):
+    zlib took ~0.15 s of CPU per 1M-row partition against ~0.1 s for binning it, and each merge
+    paid it again, while the bytes are only ~4x larger (3.3 MB against 0.8 MB for a 1M-row
+    partition on the default grid) and Spark compresses shuffle blocks itself.
+
     An empty partition gives an empty sketch. Errors (a non-numeric score, labels that are not
     binary...) are raised as in a local run, naming the column by what the user passed.
     """
@@ -95,11 +100,13 @@ def partition_sketch(batches: Sequence[Any], job: SketchJob) -> bytes:
     tables = [b if isinstance(b, pa.Table) else pa.Table.from_batches([b]) for b in batches]
     tables = [t for t in tables if t.num_rows]
     if tables:
-        table = pa.concat_tables(tables)
+        # One contiguous chunk: Spark hands a partition over in batches of 10,000 rows, which
+        # the sketch would otherwise take one small chunk at a time.
+        table = pa.concat_tables(tables).combine_chunks()
         src = open_source(table, score=SCORE, label=LABEL, weight=WEIGHT if job.weighted else None)
         _consume(src.chunks(), sketch, columns=job.names, pos_label=job.pos_label, nan_policy=job.nan_policy,
                  on_rows=None, read_ahead=False)
-    return sketch.to_bytes()
+    return sketch.to_bytes(compress=False)
 
 
 def merge_sketches(*parts: bytes) -> bytes:
@@ -111,7 +118,7 @@ def merge_sketches(*parts: bytes) -> bytes:
     sketches = [BinarySketch.from_bytes(p) for p in parts]
     # An empty partition's sketch has seen no label, so it carries no positive class to agree on.
     kept = [s for s in sketches if s.n_rows] or sketches[:1]
-    return kept[0].to_bytes() if len(kept) == 1 else merge(kept).to_bytes()
+    return kept[0].to_bytes(compress=False) if len(kept) == 1 else merge(kept).to_bytes(compress=False)
 
 
 class Engine(Protocol):

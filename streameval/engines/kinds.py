@@ -41,7 +41,7 @@ def user_table(batches: Sequence[Any], columns: Sequence[tuple[str, str]]) -> An
     tables = [t for t in tables if t.num_rows]
     if not tables:
         return None
-    table = pa.concat_tables(tables)
+    table = pa.concat_tables(tables).combine_chunks()  # one chunk, as in common.partition_sketch
     kept: dict[str, Any] = {}
     for alias, text in columns:
         if text not in kept:
@@ -218,7 +218,7 @@ def partition_multiclass(batches: Sequence[Any], mj: MulticlassJob) -> bytes:
     else:
         sketch, _ = sketch_multiclass(table, score=list(mj.scores), label=mj.label, weight=mj.weight,
                                       classes=mj.class_array(), grid=grid, threads=1)
-    data: bytes = sketch.to_bytes()
+    data: bytes = sketch.to_bytes(compress=False)  # as in common.partition_sketch
     return data
 
 
@@ -228,5 +228,5 @@ def merge_multiclass_bytes(*parts: bytes) -> bytes:
 
     if len(parts) == 1:
         return parts[0]
-    data: bytes = merge_multiclass([MulticlassSketch.from_bytes(p) for p in parts]).to_bytes()
+    data: bytes = merge_multiclass([MulticlassSketch.from_bytes(p) for p in parts]).to_bytes(compress=False)
     return data
