@@ -138,13 +138,22 @@ def merge_files(paths: Sequence[str | os.PathLike[str]], *, strict: bool = False
         return merge(binary_only(itertools.chain([first], iter_loaded(files[1:], n))), strict=strict)
     # Each thread loads and folds its own share (files i, i + n, i + 2n, ...) into a partial sketch:
     # reading, decoding and folding release the GIL, so both the decoding and the folding run in
-    # parallel. The partials are merged at the end (merging is associative and commutative).
+    # parallel. The partials are merged at the end (merging is associative and commutative). What
+    # depends on the order of the files (provenance and its duplicate warnings, label and grid
+    # clashes, the first error) is replayed in file order on each file's shell (no bins), so the
+    # result and the errors are those of the sequential merge.
     indexed = list(enumerate(files))
     failures: list[tuple[int, BaseException]] = []
+    shells: dict[int, Any] = {0: _shell(first)}
+    _strip(first)
 
     def run(part: int) -> Any:
+        current = -1  # the file being folded: a merge error is that file's
+
         def sketches() -> Iterator[Any]:
+            nonlocal current
             if part == 0:
+                current = 0
                 yield first
             for i, path in indexed[part::n]:
                 if i == 0:
@@ -152,23 +161,53 @@ def merge_files(paths: Sequence[str | os.PathLike[str]], *, strict: bool = False
                 if failures and min(f[0] for f in failures) < i:
                     return  # an earlier file already failed: that error is the one reported
                 try:
-                    yield load(path)
+                    s = load(path)
                 except BaseException as exc:
                     failures.append((i, exc))
                     return
+                shells[i] = _shell(s)
+                _strip(s)
+                current = i
+                yield s
 
-        return merge(binary_only(sketches()), strict=strict)
+        try:
+            return merge(binary_only(sketches()), strict=strict)
+        except BaseException as exc:  # a merge error (grids, labels, kinds) at file `current`
+            if current >= 0:
+                failures.append((current, exc))
+            return None
 
     with ThreadPoolExecutor(max_workers=n, thread_name_prefix="streameval-merge") as pool:
-        futures = [pool.submit(run, part) for part in range(n)]
-        partials, errors = [], []
-        for fut in futures:
-            try:
-                partials.append(fut.result())
-            except BaseException as exc:  # a merge error (grids, labels, kinds)
-                errors.append(exc)
+        partials = list(pool.map(run, range(n)))
+    limit = min(f[0] for f in failures) if failures else len(files)
+    # every file before `limit` was loaded; the one at `limit` too when its fold failed
+    replay = merge(binary_only(shells[i] for i in range(min(limit + 1, len(files))) if i in shells), strict=strict)
     if failures:
         raise min(failures, key=lambda f: f[0])[1]
-    if errors:
-        raise errors[0]
-    return merge(partials, strict=strict)
+    out = merge((p for p in partials if p is not None), strict=strict)
+    out.inputs, out.inputs_dropped = replay.inputs, replay.inputs_dropped
+    return out
+
+
+def _shell(s: Any) -> Any:
+    """What :func:`streameval.merge` reads of a sketch besides its bins: grid, labels, provenance,
+    rows and the replicates' parameters (a sketch of another kind is returned as it is)."""
+    from .binary import BinarySketch
+    from .bootstrap import Replicates
+
+    if not isinstance(s, BinarySketch):
+        return s
+    shell = BinarySketch(s.grid)
+    shell._labels = s._labels
+    shell.inputs, shell.inputs_dropped = s.inputs, s.inputs_dropped
+    shell.counters["n_rows"] = s.counters["n_rows"]
+    if s.replicates is not None:
+        r = s.replicates
+        shell.replicates = Replicates(r.n_replicates, r.seed, r.keyed)
+    return shell
+
+
+def _strip(s: Any) -> None:
+    """Drop a loaded sketch's provenance: the replay on the shells merges it, in file order."""
+    if hasattr(s, "inputs_dropped"):
+        s.inputs, s.inputs_dropped = [], 0
