@@ -44,8 +44,8 @@ from numba.extending import intrinsic
 from .binary import BLOCK, _block_keys
 from .cache import ENABLED as CACHE
 
-__all__ = ["POISSON_THRESHOLDS", "LANES", "FLUSH_ROWS", "assign_rows", "order_by_row", "group_by_row", "count_rows", "scatter_rows", "add_replicates",
-           "replicate_cuts", "row_hashes", "position_hashes", "string_hashes"]
+__all__ = ["POISSON_THRESHOLDS", "LANES", "FLUSH_ROWS", "assign_rows", "order_by_row", "group_by_row", "count_rows",
+           "scatter_rows", "add_replicates", "replicate_cuts", "row_hashes", "position_hashes", "string_hashes"]
 
 MAX_K = 12
 LANES = 8
@@ -168,13 +168,14 @@ _GOLDEN = 0x9E3779B9
 _TAIL = 4  # the vector form tests thresholds T_1..T_4 always, the rest only if a lane reaches T_5
 
 
-def _fmix32(builder: ir.IRBuilder, lo: ir.Value, hi: ir.Value, rc: ir.Value, const: object) -> ir.Value:
+def _fmix32(builder: ir.IRBuilder, lo: ir.Value, hi: ir.Value, rc: ir.Value,
+            const: Callable[[int], ir.Constant]) -> ir.Value:
     """IR of the weight's 32-bit hash ``u`` (scalar or vector: LLVM's integer operations are
     type-generic); ``rc = r * 0x9E3779B9``, ``const(v)`` builds a constant of the operands' type."""
     h = builder.xor(lo, builder.add(hi, rc))
-    h = builder.mul(builder.xor(h, builder.lshr(h, const(16))), const(0x85EBCA6B))  # type: ignore[operator]
-    h = builder.mul(builder.xor(h, builder.lshr(h, const(13))), const(0xC2B2AE35))  # type: ignore[operator]
-    return builder.xor(h, builder.lshr(h, const(16)))  # type: ignore[operator]
+    h = builder.mul(builder.xor(h, builder.lshr(h, const(16))), const(0x85EBCA6B))
+    h = builder.mul(builder.xor(h, builder.lshr(h, const(13))), const(0xC2B2AE35))
+    return builder.xor(h, builder.lshr(h, const(16)))
 
 
 @intrinsic
