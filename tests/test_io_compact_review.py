@@ -14,6 +14,7 @@ import math
 import struct
 
 import numpy as np
+import pytest
 import sketch_layout
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -83,6 +84,8 @@ def parse_strict(data: bytes, k: int, grid_size: int) -> tuple[np.ndarray, np.nd
                 w = float(n)
             else:
                 w, pos = _take(data, pos, "<d")
+                if w == 0.0:
+                    raise Refused("a present cell of weight 0")
             fmt = "<f" if nib & F32 else "<d"
             lo, pos = _take(data, pos, fmt)
             if nib & SINGLE:
@@ -286,3 +289,15 @@ def test_loading_on_threads_equals_loading_one_by_one(tmp_path):
         with ThreadPoolExecutor(max_workers=8) as pool:
             got = list(pool.map(lambda p: streameval.load(p).to_bytes(), paths * 4))
         assert got == expected * 4
+
+
+def test_a_present_cell_of_weight_0_is_refused_naming_the_bin():
+    """The empty cell [0, inf, -inf, 0] written with a present nibble (float64 weight 0 or -0.0):
+    refused with a message naming the bin (it was "a bin's cells are inconsistent", naming nothing)."""
+    from test_io_compact import F32, F64, GOOD, HEADER, V
+
+    for w in (0.0, -0.0):
+        payload = V(5) + bytes([0x1F]) + V(1) + F32(0.5) + F64(w) + F64(math.inf) + F64(-math.inf) + F64(0.0) + GOOD[7:]
+        assert sketch_layout.decode_payload(payload, 2)[0].tolist() == [5, 8]
+        with pytest.raises(SketchFormatError, match="bin 0 holds a present cell of weight 0 \\(an empty cell has nibble 0\\)"):
+            BinarySketch.from_bytes(pack(HEADER, payload))

@@ -57,6 +57,7 @@ EMPTY_BIN = 5
 BAD_NIBBLE = 6
 BAD_INT_WEIGHT = 7
 TRAILING = 8
+ZERO_WEIGHT = 9  # a present cell (nibble not 0) whose float64 weight is 0 or -0.0
 
 __all__ = ["encode_bins", "decode_checked", "PRESENT", "INT", "SINGLE", "F32", "LOG_SLACK"]
 
@@ -293,6 +294,8 @@ def decode_checked(buf, k, n_bins, kind, f0, f1, f2, i0, i1, i2, cuts, rel_tol, 
                 if pos + 8 > n:
                     return TRUNCATED, j, pos
                 w = bits_f64(load_le64(buf, pos))
+                if w == 0.0:  # an empty cell is nibble 0, never a present one
+                    return ZERO_WEIGHT, j, pos
                 pos += 8
             size = 4 if nib & F32 else 8
             single = (nib & SINGLE) != 0
