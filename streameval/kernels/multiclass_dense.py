@@ -35,6 +35,9 @@ from __future__ import annotations
 
 import numba as nb
 import numpy as np
+from numba import types
+from numba.extending import intrinsic
+from numba.np.numpy_support import carray
 
 from .binary import (
     BLOCK,
@@ -52,7 +55,7 @@ from .binary import (
 from .cache import ENABLED as CACHE
 from .intrinsics import prefetch
 
-__all__ = ["dense_column", "row_stats", "typed_columns", "occupied", "gather", "zeros", "pages", "mark"]
+__all__ = ["dense_column", "row_stats", "column_addresses", "occupied", "gather", "zeros", "pages", "mark"]
 
 PREFETCH = 16  # rows prefetched ahead in the scatter
 PAGE_SHIFT = 9  # 512 float64 = one 4 KiB page: flat offset >> PAGE_SHIFT is the page
@@ -67,6 +70,19 @@ def zeros(shape: tuple[int, ...]) -> np.ndarray:
     if n >= 1 << 20:
         return alloc(shape)  # a fresh map reads as zeros
     return np.zeros(shape)
+
+
+@intrinsic
+def _pointer(typingctx, address, like):  # type: ignore[no-untyped-def]
+    """``address`` (an int64) as a pointer to ``like``'s dtype, for ``numba.carray``."""
+    if not isinstance(like, types.Array):
+        return None
+    ptr = types.CPointer(like.dtype)
+
+    def codegen(context, builder, signature, args):  # type: ignore[no-untyped-def]
+        return builder.inttoptr(args[0], context.get_value_type(ptr))
+
+    return ptr(address, like), codegen
 
 
 @nb.njit(inline="always")
@@ -180,19 +196,22 @@ def dense_column(  # type: ignore[no-untyped-def]
 
 
 @nb.njit(nogil=True, cache=CACHE, boundscheck=False, error_model="numpy")
-def row_stats(columns, labels, weights, weighted, preds, use_pred, confusion, ranks, s_true, tol):  # type: ignore[no-untyped-def]
+def row_stats(addresses, like, labels, weights, weighted, preds, use_pred, confusion, ranks, s_true, tol):  # type: ignore[no-untyped-def]
     """Per row: the prediction (``preds``, or the first maximum as ``np.argmax``), the rank of the
     true class's score in ``top_k_accuracy_score``'s order (descending score, ties by descending
     column), and the true class's score (into ``s_true``); weights added to ``confusion[t, pred]``
     and ``ranks[t, rank]``.
 
-    ``columns`` is a ``numba.typed.List`` of the K score columns (contiguous, one dtype), so that
-    columns decoded apart need not be copied into one matrix. Vectorized across the rows of a
-    block, one column at a time; the row sums add the columns in column order, as a row-by-row
-    loop would. Returns the number of rows whose scores do not sum to 1 within ``tol``.
+    The K score columns (contiguous, of ``like``'s dtype, as many rows as ``labels``) are given
+    by the addresses of their data (:func:`column_addresses`), so that columns decoded apart need
+    no copy into one matrix and one compiled kernel serves every K (a ``numba.typed.List`` of
+    arrays would compile its methods again in every process: 2.7 s under load). The caller
+    keeps the columns alive during the call. Vectorized across the rows of a block, one column
+    at a time; the row sums add the columns in column order, as a row-by-row loop would. Returns
+    the number of rows whose scores do not sum to 1 within ``tol``.
     """
-    K = len(columns)
-    n = columns[0].shape[0]
+    K = addresses.shape[0]
+    n = labels.shape[0]
     best = np.empty(ROW_BLOCK, dtype=np.int64)
     top = np.empty(ROW_BLOCK)
     rank = np.empty(ROW_BLOCK, dtype=np.int64)
@@ -202,18 +221,18 @@ def row_stats(columns, labels, weights, weighted, preds, use_pred, confusion, ra
     for start in range(0, n, ROW_BLOCK):
         m = min(ROW_BLOCK, n - start)
         lb = labels[start:start + m]
-        first = columns[0][start:start + m]
+        first = carray(_pointer(addresses[0], like), n)[start:start + m]
         for r in range(m):
             best[r] = 0
             top[r] = np.float64(first[r])
             rank[r] = 0
             total[r] = 0.0
         for j in range(K):  # the true class's score first: the ranks compare against it
-            col = columns[j][start:start + m]
+            col = carray(_pointer(addresses[j], like), n)[start:start + m]
             for r in range(m):
                 st[r] = np.float64(col[r]) if lb[r] == j else st[r]
         for j in range(K):
-            col = columns[j][start:start + m]
+            col = carray(_pointer(addresses[j], like), n)[start:start + m]
             for r in range(m):
                 v = np.float64(col[r])
                 better = v > top[r]
@@ -232,12 +251,13 @@ def row_stats(columns, labels, weights, weighted, preds, use_pred, confusion, ra
     return unnormalized
 
 
-def typed_columns(columns: list[np.ndarray]) -> "nb.typed.List[np.ndarray]":
-    """The score columns as the ``numba.typed.List`` that :func:`row_stats` takes."""
-    out = nb.typed.List()
+def column_addresses(columns: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    """``(addresses, like)`` of contiguous columns of one dtype, for :func:`row_stats`: their
+    data addresses (int64) and an empty array of their dtype."""
     for c in columns:
-        out.append(c)
-    return out
+        if not c.flags.c_contiguous or c.dtype != columns[0].dtype:
+            raise ValueError("row_stats needs contiguous score columns of one dtype")
+    return np.array([c.ctypes.data for c in columns], dtype=np.int64), np.empty(0, dtype=columns[0].dtype)
 
 
 def pages(state: np.ndarray) -> np.ndarray:

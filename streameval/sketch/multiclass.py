@@ -40,7 +40,7 @@ from ..grid import DEFAULT_GRID, Grid, coarsening_map
 from ..inputs import as_1d_array
 from ..kernels import binary as kernels
 from ..kernels import multiclass as mk
-from ..kernels.multiclass_dense import row_stats, typed_columns
+from ..kernels.multiclass_dense import column_addresses, row_stats
 from ..metrics.table import BinTable
 from . import multiclass_state as ms
 from .binary import SMALL_CHUNK_ROWS, BinarySketch, cpu_count
@@ -313,8 +313,9 @@ class MulticlassSketch(MulticlassMetrics):
         def rows() -> None:  # one task, run beside the column tasks
             p = preds if preds is not None else np.empty(0, dtype=np.int64)
             tol = 1e-8 + math.sqrt(float(np.finfo(scores.dtype).eps))  # scikit-learn's isclose(sum, 1)
+            addresses, like = column_addresses(cols)  # cols stays alive in this frame
             unnormalized[0] = row_stats(
-                typed_columns(cols), labels, w, weighted, p, preds is not None, self.confusion, self.ranks, s_true, tol
+                addresses, like, labels, w, weighted, p, preds is not None, self.confusion, self.ranks, s_true, tol
             )
             # The log loss of the true-class probabilities: the binary kernel's accurate sums, each
             # row a "positive" whose probability is its true class's score.
