@@ -301,3 +301,61 @@ def test_a_present_cell_of_weight_0_is_refused_naming_the_bin():
         assert sketch_layout.decode_payload(payload, 2)[0].tolist() == [5, 8]
         with pytest.raises(SketchFormatError, match="bin 0 holds a present cell of weight 0 \\(an empty cell has nibble 0\\)"):
             BinarySketch.from_bytes(pack(HEADER, payload))
+
+
+# -- the same bins and counters, mutated the same way, as version 1 and as version 3 -------------
+
+SPECIAL = [0.0, -0.0, 1.0, -1.0, math.inf, -math.inf, math.nan, 5e-324, 1e-300, 1e300, 2.0**53, 2.0**53 + 2, 0.5, 1e-16]
+FACTORS = [0.0, 1 - 1e-6, 1 - 2e-6, 1 + 1e-6, 1 + 2e-6, 1 - 1e-9, 1 + 1e-9, 0.5, 2.0]
+
+
+@st.composite
+def mutated_sketches(draw):  # type: ignore[no-untyped-def]
+    sk = _SKETCHES[draw(st.integers(0, len(_SKETCHES) - 1))]
+    _, _, header, _ = split(sk.to_bytes())
+    header = json.loads(json.dumps(header))
+    keys, values = sk._compact()
+    values = values.copy()
+    for _ in range(draw(st.integers(1, 3))):
+        what = draw(st.sampled_from(["int counter", "float counter", "weighted", "cell"]))
+        counters = header["counters"]
+        if what == "int counter":
+            name = draw(st.sampled_from(["n_rows", "n_nan", "n_zero_weight", "n_outside"]))
+            counters[name] = max(0, counters.get(name, 0) + draw(st.integers(-2, 2)))
+        elif what == "float counter":
+            name = draw(st.sampled_from(["prob_weight", "brier_sum", "log_loss_sum"]))
+            counters[name] = float(counters.get(name, 0.0)) * draw(st.sampled_from(FACTORS))
+        elif what == "weighted":
+            counters["weighted"] = not counters.get("weighted", False)
+        elif len(keys):
+            j, c, f = draw(st.integers(0, len(keys) - 1)), draw(st.integers(0, 1)), draw(st.integers(0, 3))
+            how = draw(st.sampled_from(["special", "next", "scale", "copy"]))
+            x = float(values[j, c, f])
+            if how == "special":
+                x = draw(st.sampled_from(SPECIAL))
+            elif how == "next" and math.isfinite(x):
+                x = float(np.nextafter(x, draw(st.sampled_from([-math.inf, math.inf]))))
+            elif how == "scale":
+                x *= draw(st.sampled_from(FACTORS))
+            elif how == "copy":
+                x = float(values[draw(st.integers(0, len(keys) - 1)), draw(st.integers(0, 1)), f])
+            values[j, c, f] = x
+    return header, keys, values
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(mutated_sketches())
+def test_mutated_bins_and_counters_get_the_same_verdict_in_both_layouts(case):
+    header, keys, values = case
+    v1 = verdict(pack(header, v1_payload(keys, values), version=1))
+    for general in (False, True):
+        payload = sketch_layout.encode_payload(keys, values, general=general)
+        assert verdict(pack(header, payload)) == expected_v3_verdict(header, payload, _grid_size(header))
+        if not any(values[j, c, 0] == 0.0 and sketch_layout.nibble(values[j, c]) for j in range(len(keys)) for c in range(2)):
+            assert verdict(pack(header, payload)) == v1  # no present cell of weight 0: the very same verdict
+
+
+def _grid_size(header: dict) -> int:
+    from streameval.sketch.io import _grid
+
+    return _grid(header["grid"], None).n_bins
