@@ -435,7 +435,8 @@ class BinarySketch(BinaryMetrics):
         ----------
         compress : bool, optional
             zlib-compress the payload; default: for format versions 1 and 2, and for version-3
-            payloads over 1 MiB (a sketch of ~30,000 or more occupied bins).
+            payloads over 1 MiB (from ~15,000 occupied bins of float64
+            weights and scores to ~115,000 of counts of float32 scores).
         format_version : {3, 1}, optional
             Default: 3 (compact bins; 2 for a sketch with bootstrap replicates). 1 writes the
             layout older streameval releases read.

@@ -63,7 +63,8 @@ from .io_header import (
 MAGIC = b"\x89SEVSK\r\n"
 FORMAT_VERSION = 3
 """The newest version this streameval writes: binary sketches are written as version 3 (compact
-bins, uncompressed: loads ~10x faster than version 1), or version 2 when they carry bootstrap
+bins, left uncompressed up to :data:`COMPRESS_ABOVE`: loads ~10x faster than version 1), or
+version 2 when they carry bootstrap
 replicates; ``format_version=1`` writes what streameval 0.1 releases before it read."""
 BASE_VERSION = 1
 COMPACT_VERSION = 3
