@@ -223,14 +223,11 @@ def row_stats(addresses, like, labels, weights, weighted, preds, use_pred, confu
         lb = labels[start:start + m]
         first = carray(_pointer(addresses[0], like), n)[start:start + m]
         for r in range(m):
+            st[r] = np.float64(carray(_pointer(addresses[lb[r]], like), n)[start + r])  # the true class's score
             best[r] = 0
             top[r] = np.float64(first[r])
             rank[r] = 0
             total[r] = 0.0
-        for j in range(K):  # the true class's score first: the ranks compare against it
-            col = carray(_pointer(addresses[j], like), n)[start:start + m]
-            for r in range(m):
-                st[r] = np.float64(col[r]) if lb[r] == j else st[r]
         for j in range(K):
             col = carray(_pointer(addresses[j], like), n)[start:start + m]
             for r in range(m):
