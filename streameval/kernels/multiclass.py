@@ -5,7 +5,7 @@
 A multiclass sketch keeps, on its grid, one binary histogram per score column ``j`` (positives:
 rows of class ``j``; negatives: all other rows) and, on its *pair grid*, one histogram per (true
 class ``t``, column ``j != t``). When their dense states fit a budget they are dense and filled by
-:func:`streameval.kernels.multiclass_dense.dense_columns`. Otherwise (many classes) each *shard* is
+:func:`streameval.kernels.multiclass_dense.dense_column`. Otherwise (many classes) each *shard* is
 an open-addressing hash table: one column's one-vs-rest histogram (entries ``(2, 4)``: the binary
 cell layout, keyed by bin; :func:`ovr_chunk`) or one true class's pairwise histograms (entries
 ``(4,)`` keyed by ``column * n_pair_bins + bin``; :func:`pair_chunk`), so memory follows occupied
