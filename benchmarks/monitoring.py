@@ -29,17 +29,26 @@ END = "<!-- monitoring:end -->"
 
 
 def make_log(path: str, rows: int, slices: int, days: int) -> None:
-    """A log with ``slices`` slice values and ``days`` daily windows, continuous probabilities."""
+    """A log with ``slices`` slice values and ``days`` daily windows, continuous probabilities
+    (written 10M rows at a time above 10M rows, so that generating 100M rows fits in memory)."""
     import numpy as np
     import pyarrow as pa
     import pyarrow.parquet as pq
 
     rng = np.random.default_rng(0)
-    y = (rng.random(rows) < 0.1).astype(np.int8)
-    s = (1 / (1 + np.exp(-(rng.normal(-1, 1.5, rows) + 2 * y)))).astype(np.float32)
-    seg = rng.integers(0, slices, rows).astype(np.int32)
-    ts = np.datetime64("2026-10-01", "us") + (rng.integers(0, days * 86400, rows) * 1_000_000).astype("timedelta64[us]")
-    pq.write_table(pa.table({"score": s, "label": y, "seg": seg, "ts": ts}), path, row_group_size=1 << 20)
+    step = rows if rows <= 10_000_000 else 10_000_000
+    writer = None
+    for start in range(0, rows, step):
+        n = min(step, rows - start)
+        y = (rng.random(n) < 0.1).astype(np.int8)
+        s = (1 / (1 + np.exp(-(rng.normal(-1, 1.5, n) + 2 * y)))).astype(np.float32)
+        seg = rng.integers(0, slices, n).astype(np.int32)
+        ts = np.datetime64("2026-10-01", "us") + (rng.integers(0, days * 86400, n) * 1_000_000).astype("timedelta64[us]")
+        table = pa.table({"score": s, "label": y, "seg": seg, "ts": ts})
+        writer = writer or pq.ParquetWriter(path, table.schema)
+        writer.write_table(table, row_group_size=1 << 20)
+    if writer is not None:
+        writer.close()
 
 
 def _case(spec: dict[str, Any]) -> dict[str, Any]:
