@@ -95,7 +95,10 @@ def _numpy_view(arr: Any) -> np.ndarray | None:
         return None
     kind = "f" if pa.types.is_floating(t) else "i" if pa.types.is_signed_integer(t) else "u"
     dtype = np.dtype(f"<{kind}{t.bit_width // 8}")
-    return np.frombuffer(arr.buffers()[1], dtype=dtype, count=len(arr), offset=arr.offset * dtype.itemsize)
+    data = arr.buffers()[1]
+    if len(arr) == 0 or data is None:
+        return np.empty(0, dtype=dtype)
+    return np.frombuffer(data, dtype=dtype, count=len(arr), offset=arr.offset * dtype.itemsize)
 
 
 def _column(arr: Any) -> Any:

@@ -116,7 +116,7 @@ def test_numpy_view_equals_to_numpy(type_):
     from streameval.multiclass_eval import _numpy_view
 
     arr = pa.array(np.arange(-3, 20).astype(type_) if type_[0] != "u" else np.arange(23).astype(type_))
-    for a in (arr, arr.slice(5, 9), pa.chunked_array([arr.slice(2)])):
+    for a in (arr, arr.slice(5, 9), pa.chunked_array([arr.slice(2)]), arr.slice(3, 0), pa.array([], type=arr.type)):
         view = _numpy_view(a)
         assert view is not None and view.dtype == np.dtype(type_)
         np.testing.assert_array_equal(view, a.to_numpy())
