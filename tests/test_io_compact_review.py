@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import math
 import struct
+import sys
 
 import numpy as np
 import pytest
@@ -359,3 +360,57 @@ def _grid_size(header: dict) -> int:
     from streameval.sketch.io import _grid
 
     return _grid(header["grid"], None).n_bins
+
+
+# -- no read past the end: payloads placed against a page that faults when read ------------------
+
+_GUARDED = r'''
+import ctypes, mmap, sys
+import numpy as np
+sys.path.insert(0, sys.argv[1])
+from test_io_compact import random_sketch, split
+from streameval.errors import SketchFormatError
+from streameval.sketch.io_compact import decode_compact
+
+PAGE = mmap.PAGESIZE
+mm = mmap.mmap(-1, 3 * PAGE)
+base = ctypes.addressof(ctypes.c_char.from_buffer(mm))
+assert ctypes.CDLL(None).mprotect(ctypes.c_void_p(base + 2 * PAGE), PAGE, 0) == 0  # PROT_NONE
+arena = np.frombuffer(mm, dtype=np.uint8, count=2 * PAGE)
+rng = np.random.default_rng(int(sys.argv[2]))
+done = refused = 0
+for _ in range(int(sys.argv[3])):
+    sk = random_sketch(rng)
+    _, _, header, payload = split(sk.to_bytes(compress=False))
+    if len(payload) <= 2 * PAGE:  # the whole payload, as written, reads
+        view = arena[2 * PAGE - len(payload):]
+        view[:] = np.frombuffer(payload, dtype=np.uint8)
+        decode_compact(memoryview(view), header["n_bins"], sk.grid, False, None)
+    payload = payload[: 2 * PAGE]
+    for _ in range(30):
+        p = bytearray(payload[: int(rng.integers(0, len(payload) + 1))])
+        if p and rng.random() < 0.5:
+            p[int(rng.integers(len(p)))] = int(rng.integers(256))
+        view = arena[2 * PAGE - len(p):]  # the payload's last byte is the last readable one
+        view[:] = np.frombuffer(bytes(p), dtype=np.uint8)
+        try:
+            decode_compact(memoryview(view), header["n_bins"] + int(rng.integers(0, 3)), sk.grid, False, None)
+        except SketchFormatError:
+            refused += 1
+        done += 1
+print("ok", done, refused)
+'''
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="mprotect through libc: Linux only")
+def test_decoder_never_reads_past_the_payload():
+    """Truncated and corrupted payloads end exactly where a PROT_NONE page begins: any read past the
+    end (the kernels run without bounds checks) kills the child process with SIGSEGV."""
+    import pathlib
+    import subprocess
+
+    tests = str(pathlib.Path(__file__).resolve().parent)
+    out = subprocess.run([sys.executable, "-c", _GUARDED, tests, "5", "60"], capture_output=True, text=True, timeout=600)
+    assert out.returncode == 0, (out.returncode, out.stderr[-2000:])
+    done, refused = (int(x) for x in out.stdout.split()[1:])
+    assert done == 1800 and 0 < refused <= done
