@@ -85,8 +85,6 @@ def parse_strict(data: bytes, k: int, grid_size: int) -> tuple[np.ndarray, np.nd
                 w = float(n)
             else:
                 w, pos = _take(data, pos, "<d")
-                if w == 0.0:
-                    raise Refused("a present cell of weight 0")
             fmt = "<f" if nib & F32 else "<d"
             lo, pos = _take(data, pos, fmt)
             if nib & SINGLE:
@@ -94,6 +92,8 @@ def parse_strict(data: bytes, k: int, grid_size: int) -> tuple[np.ndarray, np.nd
             else:
                 hi, pos = _take(data, pos, fmt)
                 sm, pos = _take(data, pos, "<d")
+            if w == 0.0 and (lo, hi, sm) == (math.inf, -math.inf, 0.0):
+                raise Refused("the empty cell as a present cell")
             values[j, c] = [w, lo, hi, sm]
     if pos != len(data):
         raise Refused("bytes after the last record")
@@ -294,13 +294,14 @@ def test_loading_on_threads_equals_loading_one_by_one(tmp_path):
 
 def test_a_present_cell_of_weight_0_is_refused_naming_the_bin():
     """The empty cell [0, inf, -inf, 0] written with a present nibble (float64 weight 0 or -0.0):
-    refused with a message naming the bin (it was "a bin's cells are inconsistent", naming nothing)."""
+    refused with a message naming the bin (it was "a bin's cells are inconsistent", naming nothing).
+    A weight 0 with other values gets version 1's messages (test_io: "stored bin is empty")."""
     from test_io_compact import F32, F64, GOOD, HEADER, V
 
     for w in (0.0, -0.0):
         payload = V(5) + bytes([0x1F]) + V(1) + F32(0.5) + F64(w) + F64(math.inf) + F64(-math.inf) + F64(0.0) + GOOD[7:]
         assert sketch_layout.decode_payload(payload, 2)[0].tolist() == [5, 8]
-        with pytest.raises(SketchFormatError, match="bin 0 holds a present cell of weight 0 \\(an empty cell has nibble 0\\)"):
+        with pytest.raises(SketchFormatError, match="bin 0 holds the empty cell \\[0, \\+inf, -inf, 0\\] as a present cell"):
             BinarySketch.from_bytes(pack(HEADER, payload))
 
 
@@ -352,8 +353,7 @@ def test_mutated_bins_and_counters_get_the_same_verdict_in_both_layouts(case):
     for general in (False, True):
         payload = sketch_layout.encode_payload(keys, values, general=general)
         assert verdict(pack(header, payload)) == expected_v3_verdict(header, payload, _grid_size(header))
-        if not any(values[j, c, 0] == 0.0 and sketch_layout.nibble(values[j, c]) for j in range(len(keys)) for c in range(2)):
-            assert verdict(pack(header, payload)) == v1  # no present cell of weight 0: the very same verdict
+        assert verdict(pack(header, payload)) == v1  # the empty cell is nibble 0 in both encodings
 
 
 def _grid_size(header: dict) -> int:

@@ -57,7 +57,7 @@ EMPTY_BIN = 5
 BAD_NIBBLE = 6
 BAD_INT_WEIGHT = 7
 TRAILING = 8
-ZERO_WEIGHT = 9  # a present cell (nibble not 0) whose float64 weight is 0 or -0.0
+ZERO_WEIGHT = 9  # a present cell (nibble not 0) holding the empty cell [0 or -0.0, +inf, -inf, 0]
 
 __all__ = ["encode_bins", "decode_checked", "PRESENT", "INT", "SINGLE", "F32", "LOG_SLACK"]
 
@@ -296,9 +296,8 @@ def decode_checked(buf, k, n_bins, kind, f0, f1, f2, i0, i1, i2, cuts, rel_tol, 
             else:
                 if pos + 8 > n:
                     return TRUNCATED, j, pos
+                at = pos
                 w = bits_f64(load_le64(buf, pos))
-                if w == 0.0:  # an empty cell is nibble 0, never a present one
-                    return ZERO_WEIGHT, j, pos
                 pos += 8
             size = 4 if nib & F32 else 8
             single = (nib & SINGLE) != 0
@@ -314,6 +313,8 @@ def decode_checked(buf, k, n_bins, kind, f0, f1, f2, i0, i1, i2, cuts, rel_tol, 
                 pos += size
                 sm = bits_f64(load_le64(buf, pos))
                 pos += 8
+            if w == 0.0 and lo == math.inf and hi == -math.inf and sm == 0.0:
+                return ZERO_WEIGHT, j, at  # the empty cell is nibble 0, never a present cell
             values[j, c, W] = w
             values[j, c, MIN] = lo
             values[j, c, MAX] = hi

@@ -56,7 +56,7 @@ _MESSAGES = {
     codec.BAD_NIBBLE: "bin {j}'s tag has flags for a class it does not hold",
     codec.BAD_INT_WEIGHT: "bin {j}'s integer weight is not a canonical varint in [1, 2**53]",
     codec.TRAILING: "{extra} trailing byte(s) after the {j} bins",
-    codec.ZERO_WEIGHT: "bin {j} holds a present cell of weight 0 (an empty cell has nibble 0)",
+    codec.ZERO_WEIGHT: "bin {j} holds the empty cell [0, +inf, -inf, 0] as a present cell (an empty cell has nibble 0)",
 }
 
 
