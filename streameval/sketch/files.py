@@ -85,8 +85,11 @@ def merge_files(paths: Sequence[str | os.PathLike[str]], *, strict: bool = False
     Binary sketches fold into running dense states as they load (see :func:`streameval.merge`):
     with several threads each folds its own share of the files (memory: one dense state per
     thread, whatever the number of files), and the partial results are merged at the end.
-    Multiclass sketch files merge with their own rule, one at a time. Of several bad files, the
-    error of the first in order is raised.
+    Multiclass sketch files merge with their own rule, one at a time. Whatever the threads, the
+    result is the sequential merge's: the same bins (counts, min and max exactly; floating-point
+    sums such as weights, score sums and log loss up to rounding, since the order of the additions
+    changes), the same provenance in file order, the same duplicate warnings, and of several bad
+    files or clashing sketches the error the sequential merge meets first.
 
     Parameters
     ----------
