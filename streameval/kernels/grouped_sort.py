@@ -102,8 +102,9 @@ def reduce_run(keys, row_bits, rows, scores, weights, weighted, codes, cells):  
     ``keys`` are :func:`to_keys`'s packed keys, sorted (``rows`` empty), or cell codes sorted
     stably with ``rows`` the row of each (when codes are too wide to pack). Rows with a NaN score
     or a zero weight make no cell (they are counted by :func:`pack`). ``codes`` (int64, shape
-    (n,)) and ``cells`` (float64, shape (n, 4): weight, min, max, score sum) receive the cells in
-    code order; each cell's rows are added in row order.
+    (n,); it may be ``keys`` itself: the k-th code is written after the k-th key is read) and
+    ``cells`` (float64, shape (n, 4): weight, min, max, score sum) receive the cells in code
+    order; each cell's rows are added in row order.
     """
     mask = (np.int64(1) << row_bits) - 1
     packed = rows.shape[0] == 0
@@ -282,22 +283,12 @@ class RowBuffer:
             weighted: bool, counters: np.ndarray) -> None:
         """Buffer one chunk, adding its group counters (arguments as :func:`grouped.grouped_update`'s:
         ``scores`` and ``weights`` float64, ``weights`` ignored unless ``weighted``)."""
-        if self._codes.shape[0] == 0:
-            try:  # address space only: pages are touched as rows arrive
-                self._codes = np.empty(self.capacity, dtype=np.int64)
-                self._scores = np.empty(self.capacity, dtype=np.float64)
-            except MemoryError:  # strict overcommit or an address-space limit: a smaller buffer, more runs
-                self.capacity = min(self.capacity, 1 << 22)
-                self._codes = np.empty(self.capacity, dtype=np.int64)
-                self._scores = np.empty(self.capacity, dtype=np.float64)
-        if weighted and self._weights is None:
-            self._weights = np.empty(self.capacity, dtype=np.float64)
-            self._weights[: self.rows] = 1.0
         n = scores.shape[0]
         done = 0
         while done < n:
             if self.rows == self.capacity:
                 self.flush()
+            self._allocate(weighted)
             m = min(n - done, self.capacity - self.rows)
             a, b = self.rows, self.rows + m
             part = slice(done, done + m)
@@ -315,6 +306,21 @@ class RowBuffer:
                 if not self.dense:
                     self.flush()
 
+    def _allocate(self, weighted: bool) -> None:
+        """Make sure the buffers exist (a flush hands the codes buffer to its run)."""
+        if self._codes.shape[0] == 0:
+            try:  # address space only: pages are touched as rows arrive
+                self._codes = np.empty(self.capacity, dtype=np.int64)
+                if self._scores.shape[0] < self.capacity:
+                    self._scores = np.empty(self.capacity, dtype=np.float64)
+            except MemoryError:  # strict overcommit or an address-space limit: a smaller buffer, more runs
+                self.capacity = min(self.capacity, 1 << 22)
+                self._codes = np.empty(self.capacity, dtype=np.int64)
+                self._scores = np.empty(self.capacity, dtype=np.float64)
+        if weighted and self._weights is None:
+            self._weights = np.empty(self.capacity, dtype=np.float64)
+            self._weights[: self.rows] = 1.0
+
     def flush(self) -> None:
         """Sort the buffered rows into a run."""
         n = self.rows
@@ -330,11 +336,13 @@ class RowBuffer:
             rows = np.argsort(codes_in, kind="stable")
             keys, row_bits = codes_in[rows], 0
         weighted = self._weights is not None
-        codes = np.empty(n, dtype=np.int64)
+        codes = keys  # written in place: the k-th cell's code once the k-th key or a later one is read
         cells = np.empty((n, 4), dtype=np.float64)
         k = reduce_run(keys, row_bits, rows, self._scores[:n], self._weights if weighted else self._scores, weighted,
                        codes, cells)
         self.rows = 0
+        if codes.base is self._codes or codes is self._codes:  # the run keeps the buffer's codes: a new one next time
+            self._codes = np.empty(0, dtype=np.int64)
         if k < DENSE * n:
             self.dense = False
         if k < n - n // 8:  # many rows per cell: give the unused memory back
