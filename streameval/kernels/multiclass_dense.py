@@ -22,6 +22,15 @@ machine). What remains is the scatter itself, about two thirds of the time: per 
 one 64-byte one-vs-rest line and one 32-byte pairwise cell, in working sets (2.4 MB and 0.7 MB
 per column) larger than L2; keys, offsets and the probability sums take the other third.
 
+Tried and not taken (session 6, K = 10, 1M rows, thread CPU time, minimum of 9-11, same run, on
+a machine at load 4-10): marking pages in ``_add``'s first-row branch instead of a loop per block
+(2.4x slower: 394 against 168 ms, the store defeats the scatter loop's code generation); one mark
+loop for both states (152 against 148 ms); prefetching 8, 24 or 32 rows ahead instead of 16 (8:
+217 against 170 ms; the others within noise); row-statistics blocks of 256 to 2,048 rows (within
+10%); pair grids 32x and 64x coarser than the grid instead of 16x (update 5-10% faster, one-vs-one
+bounds 2x and 4x wider). Reading one contiguous column per call, as now, costs the same as
+reading a column of a Fortran-order matrix (160 against 163 ms).
+
 Dense states here start as *zero* memory (fresh anonymous maps: pages are only allocated where
 a cell is touched, and nothing is written to initialize them): a cell whose weight is 0 is empty
 whatever its min/max fields hold, and the first row into a cell sets its min and max.
