@@ -8,6 +8,8 @@ import warnings
 
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 import streameval
 from streameval.errors import IncompatibleGridError, InputError, SketchFormatError
@@ -177,3 +179,50 @@ def test_replicate_clash_before_a_corrupt_file_is_the_error(tmp_path):
     seq = _run(day, 1)
     assert isinstance(seq[0], InputError)
     _same(seq, _run(day, 3))
+
+
+_KINDS = ["plain", "plain", "plain", "dup-input", "other-pos-label", "coarser", "other-grid", "garbage", "truncated", "empty"]
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@given(st.lists(st.sampled_from(_KINDS), min_size=12, max_size=18), st.booleans(), st.integers(2, 4))
+def test_any_folder_merges_on_threads_as_sequentially(tmp_path_factory, kinds, strict, threads):
+    day = tmp_path_factory.mktemp("day")
+    rng = np.random.default_rng(len(kinds))
+    fine, coarse = streameval.ProbabilityGrid(12, -30), streameval.ProbabilityGrid(11, -30)
+    for i, kind in enumerate(kinds):
+        path = day / f"f{i:02d}.sevsk"
+        y = (rng.random(40) < 0.5).astype(int)
+        s = rng.random(40)
+        if kind in ("garbage", "truncated"):
+            good = streameval.BinarySketch(fine).update(y, s).to_bytes()
+            path.write_bytes(b"garbage" if kind == "garbage" else good[: len(good) // 2])
+            continue
+        grid = {"coarser": coarse, "other-grid": streameval.LinearGrid(0, 1, 7)}.get(kind, fine)
+        if kind == "other-pos-label":
+            sk = streameval.BinarySketch(grid, pos_label="p").update(np.where(y == 1, "p", "n"), s)
+        elif kind == "empty":
+            sk = streameval.BinarySketch(grid)
+        else:
+            sk = streameval.BinarySketch(grid).update(y, s)
+        sk.inputs = [_entry(0 if kind == "dup-input" else i + 1)]
+        sk.save(path)
+    _same(_run(day, 1, strict=strict), _run(day, threads, strict=strict))
+
+
+@pytest.mark.parametrize("threads", [2, 4])
+def test_a_failed_merge_leaves_no_loading_threads(tmp_path, threads):
+    """A merge that stops early (a label clash at the third of six files: the read-ahead path)
+    used to leave the loader suspended with its idle pool, to be shut down by whichever thread
+    collected it (a pool thread: "RuntimeError: cannot join current thread", unraisable)."""
+    import threading
+
+    day = _folder(tmp_path, 6)
+    streameval.BinarySketch(pos_label="yes").update(["yes", "no"], [0.8, 0.1]).save(day / "h02.sevsk")
+    with pytest.raises(InputError, match="positive classes differ") as caught:
+        merge_files([day], threads=threads)
+    assert caught.value.__traceback__ is not None  # the traceback (and its frames) is still alive here
+    for t in threading.enumerate():
+        if t.name.startswith("streameval-load"):
+            t.join(timeout=10)
+    assert not [t.name for t in threading.enumerate() if t.name.startswith("streameval-load")]

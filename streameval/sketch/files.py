@@ -7,12 +7,14 @@ inflating and checking release the GIL), so memory does not grow with the number
 
 from __future__ import annotations
 
+import contextlib
 import glob
 import itertools
 import os
+import threading
 from collections import deque
 from concurrent.futures import Future, ThreadPoolExecutor
-from typing import Any, Iterator, Sequence
+from typing import Any, Generator, Iterator, Sequence
 
 __all__ = ["SKETCH_SUFFIXES", "expand_sketch_paths", "iter_loaded", "merge_files"]
 
@@ -48,7 +50,7 @@ def expand_sketch_paths(paths: Sequence[str | os.PathLike[str]]) -> list[str]:
     return out
 
 
-def iter_loaded(paths: Sequence[str], threads: int | None = None, ahead: int | None = None) -> Iterator[Any]:
+def iter_loaded(paths: Sequence[str], threads: int | None = None, ahead: int | None = None) -> Generator[Any, None, None]:
     """Load ``paths`` in order on ``threads`` threads, at most ``ahead`` files read ahead.
 
     Raises
@@ -64,7 +66,8 @@ def iter_loaded(paths: Sequence[str], threads: int | None = None, ahead: int | N
             yield load(p)
         return
     window = ahead or 4 * n
-    with ThreadPoolExecutor(max_workers=n, thread_name_prefix="streameval-load") as pool:
+    pool = ThreadPoolExecutor(max_workers=n, thread_name_prefix=_LOADER)
+    try:
         pending: deque[Future[Any]] = deque()
         it = iter(paths)
         for p in it:
@@ -77,6 +80,14 @@ def iter_loaded(paths: Sequence[str], threads: int | None = None, ahead: int | N
             if nxt is not None:
                 pending.append(pool.submit(load, nxt))
             yield sketch
+    finally:
+        # Also when the consumer stops early (an error, or close()): drop the read-ahead. A
+        # generator abandoned without close() may be collected on one of its own threads,
+        # which cannot wait for itself.
+        pool.shutdown(wait=not threading.current_thread().name.startswith(_LOADER), cancel_futures=True)
+
+
+_LOADER = "streameval-load"
 
 
 def merge_files(paths: Sequence[str | os.PathLike[str]], *, strict: bool = False, threads: int | None = None) -> Any:
@@ -125,10 +136,11 @@ def merge_files(paths: Sequence[str | os.PathLike[str]], *, strict: bool = False
         from .multiclass_state import merge_multiclass
 
         acc = first
-        for s in iter_loaded(files[1:], n):  # folded one at a time, like binary sketches
-            if not isinstance(s, MulticlassSketch):
-                raise UsageError("cannot merge binary and multiclass sketches together")
-            acc = merge_multiclass([acc, s])
+        with contextlib.closing(iter_loaded(files[1:], n)) as rest:
+            for s in rest:  # folded one at a time, like binary sketches
+                if not isinstance(s, MulticlassSketch):
+                    raise UsageError("cannot merge binary and multiclass sketches together")
+                acc = merge_multiclass([acc, s])
         return acc
 
     def binary_only(sketches: Iterator[Any]) -> Iterator[BinarySketch]:
@@ -138,7 +150,8 @@ def merge_files(paths: Sequence[str | os.PathLike[str]], *, strict: bool = False
             yield s
 
     if n == 1 or len(files) < 4 * n:
-        return merge(binary_only(itertools.chain([first], iter_loaded(files[1:], n))), strict=strict)
+        with contextlib.closing(iter_loaded(files[1:], n)) as rest:  # stops the loaders on an error
+            return merge(binary_only(itertools.chain([first], rest)), strict=strict)
     # Each thread loads and folds its own share (files i, i + n, i + 2n, ...) into a partial sketch:
     # reading, decoding and folding release the GIL, so both the decoding and the folding run in
     # parallel. The partials are merged at the end (merging is associative and commutative). What
