@@ -414,3 +414,16 @@ def test_decoder_never_reads_past_the_payload():
     assert out.returncode == 0, (out.returncode, out.stderr[-2000:])
     done, refused = (int(x) for x in out.stdout.split()[1:])
     assert done == 1800 and 0 < refused <= done
+
+
+def test_any_memoryview_of_the_bytes_reads():
+    """A strided or multi-dimensional memoryview of a file's bytes raised TypeError ("casts are
+    restricted to C-contiguous views") from from_bytes instead of reading."""
+    data = _SKETCHES[0].to_bytes()
+    doubled = np.repeat(np.frombuffer(data, dtype=np.uint8), 2)
+    square = np.zeros((len(data), 2), dtype=np.uint8)
+    square[:, 0] = np.frombuffer(data, dtype=np.uint8)
+    for view in (memoryview(doubled[::2]), memoryview(square[:, 0]), memoryview(np.frombuffer(data, dtype=np.uint8)).cast("B", (len(data), 1))):
+        assert BinarySketch.from_bytes(view) == _SKETCHES[0]
+    with pytest.raises(SketchFormatError):
+        BinarySketch.from_bytes(memoryview(square[:, 1]))  # zeros: not a sketch

@@ -366,11 +366,18 @@ def sketch_kind(data: bytes | bytearray | memoryview, source: str | None = None)
     SketchFormatError
         If the first 16 bytes or the header are unreadable; the rest is checked by :func:`decode`.
     """
-    view = memoryview(data).cast("B") if isinstance(data, memoryview) else memoryview(data)
+    view = _byte_view(data)
     _, hlen = _check_prefix(view[: _PREFIX.size], source)
     if len(view) < _PREFIX.size + hlen:
         raise _fail(f"truncated: {len(view)} bytes, header alone needs {_PREFIX.size + hlen + 12}", source)
     return _parse_header(view[_PREFIX.size:_PREFIX.size + hlen], source).get("sketch")
+
+
+def _byte_view(data: bytes | bytearray | memoryview) -> memoryview:
+    """``data`` as a flat view of bytes (a strided memoryview, which cannot be cast, is copied)."""
+    if not isinstance(data, memoryview):
+        return memoryview(data)
+    return data.cast("B") if data.c_contiguous else memoryview(data.tobytes())
 
 
 _GRIDS: dict[tuple[Any, ...], Grid] = {}
@@ -432,7 +439,7 @@ def decode(data: bytes | bytearray | memoryview, source: str | None = None) -> S
     """
     if not isinstance(data, (bytes, bytearray, memoryview)):
         raise InputTypeError(f"sketch data must be bytes, got {type(data).__name__}")
-    view = memoryview(data).cast("B") if isinstance(data, memoryview) else memoryview(data)
+    view = _byte_view(data)
     flags, hlen = _check_prefix(view[: _PREFIX.size], source)
     off = _PREFIX.size + hlen
     if len(view) < off + 8 + 4:
