@@ -427,3 +427,15 @@ def test_any_memoryview_of_the_bytes_reads():
         assert BinarySketch.from_bytes(view) == _SKETCHES[0]
     with pytest.raises(SketchFormatError):
         BinarySketch.from_bytes(memoryview(square[:, 1]))  # zeros: not a sketch
+
+
+def test_the_largest_grid_keys_fit_4_byte_deltas(monkeypatch):
+    """The largest grid §3.1 allows (201,850,881 bins; 256 cuts more at most) keeps every key below
+    2**28, the most a 4-byte varint holds: its last bins round trip (with the size cap raised)."""
+    monkeypatch.setenv("STREAMEVAL_MAX_GRID_BINS", str(1 << 28))
+    grid = ProbabilityGrid(20, -65, tail_bits=19)
+    assert grid.n_bins == 201_850_881 < 1 << 28
+    sk = BinarySketch(grid).update([0, 1, 1], [-3e9, 0.5, 3e9])
+    data = sk.to_bytes()
+    back = BinarySketch.from_bytes(data)
+    assert back == sk and back._compact()[0][-1] > 1 << 27

@@ -22,7 +22,8 @@ min and max are float32 values widened exactly. Every choice is bit-exact: a dec
 the encoded one bit for bit (``-0.0`` included).
 
 Varints are unsigned LEB128, canonical (no trailing zero group): at most 4 bytes for a key delta
-(keys are below 2**26), 8 for a weight (at most 2**53). Little-endian throughout.
+(keys are below 2**28: the largest grid §3.1 allows has 201,851,137 bins with its cuts), 8 for a
+weight (at most 2**53). Little-endian throughout.
 
 :func:`decode_checked` decodes and checks in one pass: the structure (varints, tags, keys
 increasing inside the grid, integer weights in range, the exact length), every cell's values as
