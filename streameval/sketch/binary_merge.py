@@ -25,7 +25,7 @@ from .bootstrap import Replicates
 if TYPE_CHECKING:
     from .binary import BinarySketch
 
-__all__ = ["merge", "merge_labels"]
+__all__ = ["merge", "merge_labels", "fold_inputs"]
 
 INT_COUNTERS = ("n_rows", "n_nan", "n_zero_weight", "n_outside")
 FLOAT_COUNTERS = ("prob_weight", "brier_sum", "log_loss_sum")
@@ -99,13 +99,7 @@ def merge(sketches: Iterable["BinarySketch"], *, strict: bool = False) -> "Binar
                 grid = s.grid
                 dense = kernels.empty_state(grid.n_bins)
                 kernels.merge_into(dense, to_new(acc_keys), acc_values)
-        inputs, dup, dropped = provenance.union(inputs, s.inputs, dropped + s.inputs_dropped)
-        if dup:
-            names = ", ".join(str(e.get("name")) for e in dup[:3]) + (f" and {len(dup) - 3} more" if len(dup) > 3 else "")
-            msg = f"the same input is merged twice and its rows would be counted twice: {names}"
-            if strict:
-                raise InputError(msg + "; merge each input once")
-            warnings.warn(msg, provenance.DuplicateInputWarning, stacklevel=2)
+        inputs, dropped = fold_inputs(inputs, dropped, s.inputs, s.inputs_dropped, strict)
         if keys.size:
             kernels.merge_into(dense, keys, values)
         squares = [merged_weight_sq([*squares, weight_sq_parts(s, values)])]
@@ -126,6 +120,28 @@ def merge(sketches: Iterable["BinarySketch"], *, strict: bool = False) -> "Binar
     out.replicates = replicates
     set_weight_sq(out.counters, squares[0] if squares else None)
     return out
+
+
+def fold_inputs(
+    inputs: list[dict[str, Any]], dropped: int, more: list[dict[str, Any]], more_dropped: int, strict: bool
+) -> tuple[list[dict[str, Any]], int]:
+    """Provenance after merging a sketch with ``more`` (and ``more_dropped``) into one with
+    ``inputs`` (and ``dropped``): ``(inputs, dropped)``.
+
+    Raises
+    ------
+    InputError
+        With ``strict``, if an input of ``more`` is already in ``inputs`` (else a
+        :class:`~streameval.sketch.provenance.DuplicateInputWarning`).
+    """
+    inputs, dup, dropped = provenance.union(inputs, more, dropped + more_dropped)
+    if dup:
+        names = ", ".join(str(e.get("name")) for e in dup[:3]) + (f" and {len(dup) - 3} more" if len(dup) > 3 else "")
+        msg = f"the same input is merged twice and its rows would be counted twice: {names}"
+        if strict:
+            raise InputError(msg + "; merge each input once")
+        warnings.warn(msg, provenance.DuplicateInputWarning, stacklevel=3)  # merge()'s caller
+    return inputs, dropped
 
 
 def weight_sq_parts(s: "BinarySketch", values: np.ndarray | None = None) -> tuple[float, float] | None:

@@ -125,6 +125,7 @@ def merge_files(paths: Sequence[str | os.PathLike[str]], *, strict: bool = False
     """
     from ..errors import UsageError
     from .binary import BinarySketch, cpu_count, load, merge
+    from .binary_merge import fold_inputs
     from .multiclass import MulticlassSketch
 
     files = expand_sketch_paths(paths)
@@ -155,12 +156,13 @@ def merge_files(paths: Sequence[str | os.PathLike[str]], *, strict: bool = False
     # Each thread loads and folds its own share (files i, i + n, i + 2n, ...) into a partial sketch:
     # reading, decoding and folding release the GIL, so both the decoding and the folding run in
     # parallel. The partials are merged at the end (merging is associative and commutative). What
-    # depends on the order of the files (provenance and its duplicate warnings, label and grid
-    # clashes, the first error) is replayed in file order on each file's shell (no bins), so the
-    # result and the errors are those of the sequential merge.
+    # depends on the order of the files is redone in file order from what each file's sketch
+    # holds besides its bins: the provenance (and its duplicate warnings) always; on an error, the
+    # merge of every file's shell up to the first file that failed, which meets the sequential
+    # merge's error first.
     indexed = list(enumerate(files))
-    failures: list[tuple[int, BaseException]] = []
-    shells: dict[int, Any] = {0: _shell(first)}
+    failures: list[tuple[int, BaseException]] = []  # (file index, error), in any order
+    heads: dict[int, Any] = {0: _head(first)}
     _strip(first)
 
     def run(part: int) -> Any:
@@ -181,7 +183,7 @@ def merge_files(paths: Sequence[str | os.PathLike[str]], *, strict: bool = False
                 except BaseException as exc:
                     failures.append((i, exc))
                     return
-                shells[i] = _shell(s)
+                heads[i] = _head(s)
                 _strip(s)
                 current = i
                 yield s
@@ -193,33 +195,55 @@ def merge_files(paths: Sequence[str | os.PathLike[str]], *, strict: bool = False
                 failures.append((current, exc))
             return None
 
+    def replay(upto: int) -> None:
+        """The sequential merge of the shells of files ``[0, upto)`` (raises its first error)."""
+        merge(binary_only(_shell(heads[i]) for i in range(upto) if i in heads), strict=strict)
+
     with ThreadPoolExecutor(max_workers=n, thread_name_prefix="streameval-merge") as pool:
         partials = list(pool.map(run, range(n)))
-    limit = min(f[0] for f in failures) if failures else len(files)
-    # every file before `limit` was loaded; the one at `limit` too when its fold failed
-    replay = merge(binary_only(shells[i] for i in range(min(limit + 1, len(files))) if i in shells), strict=strict)
     if failures:
-        raise min(failures, key=lambda f: f[0])[1]
-    out = merge((p for p in partials if p is not None), strict=strict)
-    out.inputs, out.inputs_dropped = replay.inputs, replay.inputs_dropped
+        first_bad, exc = min(failures, key=lambda f: f[0])
+        replay(first_bad + 1)  # every file before it loaded: an error the sequential merge meets first
+        raise exc
+    try:
+        out = merge(partials, strict=strict)
+    except BaseException:
+        replay(len(files))  # grids or labels of two threads' files clash: the sequential error
+        raise
+    inputs: list[dict[str, Any]] = []
+    dropped = 0
+    for i in range(len(files)):  # provenance in file order, with the sequential merge's warnings
+        inputs, dropped = fold_inputs(inputs, dropped, heads[i][2], heads[i][3], strict)
+    out.inputs, out.inputs_dropped = inputs, dropped
     return out
 
 
-def _shell(s: Any) -> Any:
-    """What :func:`streameval.merge` reads of a sketch besides its bins: grid, labels, provenance,
-    rows and the replicates' parameters (a sketch of another kind is returned as it is)."""
+def _head(s: Any) -> Any:
+    """What :func:`streameval.merge` reads of a sketch besides its bins: ``(grid, labels, inputs,
+    inputs dropped, rows, (replicates, seed, keyed) or None)``; a sketch of another kind as it is."""
     from .binary import BinarySketch
-    from .bootstrap import Replicates
 
     if not isinstance(s, BinarySketch):
         return s
-    shell = BinarySketch(s.grid)
-    shell._labels = s._labels
-    shell.inputs, shell.inputs_dropped = s.inputs, s.inputs_dropped
-    shell.counters["n_rows"] = s.counters["n_rows"]
-    if s.replicates is not None:
-        r = s.replicates
-        shell.replicates = Replicates(r.n_replicates, r.seed, r.keyed)
+    r = s.replicates
+    return (s.grid, s._labels, s.inputs, s.inputs_dropped, s.counters["n_rows"],
+            None if r is None else (r.n_replicates, r.seed, r.keyed))
+
+
+def _shell(head: Any) -> Any:
+    """A sketch without bins that :func:`streameval.merge` reads as the one ``head`` came from."""
+    from .binary import BinarySketch
+    from .bootstrap import Replicates
+
+    if not isinstance(head, tuple):
+        return head
+    grid, labels, inputs, dropped, n_rows, reps = head
+    shell = BinarySketch(grid)
+    shell._labels = labels
+    shell.inputs, shell.inputs_dropped = inputs, dropped
+    shell.counters["n_rows"] = n_rows
+    if reps is not None:
+        shell.replicates = Replicates(*reps)
     return shell
 
 
