@@ -2,7 +2,8 @@
 
 A monthly roll-up of hourly shards is thousands of files. :func:`merge_files` keeps at most a few
 loaded sketches beside the running result (a bounded read-ahead on ``threads`` threads: reading,
-inflating and checking release the GIL), so memory does not grow with the number of files.
+inflating and checking release the GIL), so memory grows with the number of files only by
+their labels and provenance.
 """
 
 from __future__ import annotations
@@ -95,7 +96,8 @@ def merge_files(paths: Sequence[str | os.PathLike[str]], *, strict: bool = False
 
     Binary sketches fold into running dense states as they load (see :func:`streameval.merge`):
     with several threads each folds its own share of the files (memory: one dense state per
-    thread, whatever the number of files), and the partial results are merged at the end.
+    thread, plus each file's labels and provenance, a few hundred bytes, kept to redo in file
+    order what depends on it), and the partial results are merged at the end.
     Multiclass sketch files merge with their own rule, one at a time. Whatever the threads, the
     result is the sequential merge's: the same bins (counts, min and max exactly; floating-point
     sums such as weights, score sums and log loss up to rounding, since the order of the additions
