@@ -1,4 +1,4 @@
-"""A pure-Python reading of the documented version-3 bin payload (docs/sketch-format.md §4.3).
+"""A pure-Python reading of the documented version-3 bin payload (docs/sketch-format.md §4.1).
 
 Written from the specification, not from streameval's code, so tests can check the compiled codec
 against it, and craft payloads the writer would never produce (invalid cells, odd but valid

@@ -1,7 +1,7 @@
 """Sketch format version 3 (compact bins): exact round trips, the documented layout, every refusal.
 
 The layout is checked against ``sketch_layout``, a pure-Python reading of docs/sketch-format.md
-§4.3 written apart from the compiled codec; refusals are crafted byte by byte.
+§4.1 written apart from the compiled codec; refusals are crafted byte by byte.
 """
 
 from __future__ import annotations

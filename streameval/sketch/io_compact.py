@@ -3,7 +3,7 @@
 The byte layout and every check live in the compiled :mod:`streameval.kernels.codec`; this
 module turns its status codes into :class:`~streameval.errors.SketchFormatError` messages that
 name the bin and the byte, and hands :func:`streameval.sketch.io_checks.check_consistency` the
-sums it would otherwise recompute (``docs/sketch-format.md`` §4.3).
+sums it would otherwise recompute (``docs/sketch-format.md`` §4.1).
 """
 
 from __future__ import annotations
