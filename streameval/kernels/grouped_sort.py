@@ -27,6 +27,8 @@ table, which stays small and cache-resident when many rows share a cell.
 
 from __future__ import annotations
 
+import threading
+
 import numba as nb
 import numpy as np
 
@@ -46,6 +48,10 @@ CAPACITY = 1 << 27
 """Rows a buffer holds before it sorts them into a run (2 GB of address space, 3 GB weighted,
 used only as rows arrive). A row costs less than a cell (16 bytes against 40), so at this
 density holding rows is cheaper than holding runs, and one sort at the end needs no merge."""
+PRETOUCH = True
+"""Touch a sort's output on a second thread while the keys sort."""
+PAGE = 4096
+"""Bytes of the smallest page (:func:`touch`'s stride)."""
 _PACKED_BITS = 63
 """Code and row bits that fit a packed key; wider codes are sorted stably instead."""
 
@@ -85,6 +91,13 @@ def pack(kind, f0, f1, f2, i0, i1, i2, cuts, n_bins, gid, scores, cls, weights, 
             ctr[g + 5] += terms[3, j]
             ctr[g + 6] += terms[4, j]
             ctr[g + 7] += terms[5, j]
+
+
+@nb.njit(nogil=True, cache=CACHE, boundscheck=False)
+def touch(flat, stride):  # type: ignore[no-untyped-def]
+    """Write one element every ``stride`` of ``flat`` (makes the OS map its pages now)."""
+    for i in range(0, flat.shape[0], stride):
+        flat[i] = 0.0
 
 
 @nb.njit(nogil=True, cache=CACHE, boundscheck=False)
@@ -328,6 +341,13 @@ class RowBuffer:
             return
         codes_in = self._codes[:n]
         row_bits = max((n - 1).bit_length(), 1)
+        cells = np.empty((n, 4), dtype=np.float64)
+        # fresh memory is slow to touch on a VM (page faults): touch the cells on another core while
+        # this one sorts (both release the GIL)
+        toucher = threading.Thread(target=touch, args=(cells.reshape(-1), PAGE // 8), daemon=True) \
+            if PRETOUCH and n >= MIN_SORT_ROWS else None
+        if toucher is not None:
+            toucher.start()
         if int(codes_in.min()) >= 0 and int(codes_in.max()).bit_length() + row_bits <= _PACKED_BITS:
             to_keys(codes_in, row_bits)
             codes_in.sort()  # NumPy's vectorized quicksort, in place: keys are distinct
@@ -335,9 +355,10 @@ class RowBuffer:
         else:  # codes too wide to pack with the row: a stable sort of the codes
             rows = np.argsort(codes_in, kind="stable")
             keys, row_bits = codes_in[rows], 0
+        if toucher is not None:
+            toucher.join()
         weighted = self._weights is not None
         codes = keys  # written in place: the k-th cell's code once the k-th key or a later one is read
-        cells = np.empty((n, 4), dtype=np.float64)
         k = reduce_run(keys, row_bits, rows, self._scores[:n], self._weights if weighted else self._scores, weighted,
                        codes, cells)
         self.rows = 0
