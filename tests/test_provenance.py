@@ -89,3 +89,23 @@ def test_a_huge_grid_built_in_code_is_refused_with_the_way_out():
 
     with pytest.raises(UsageError, match="STREAMEVAL_MAX_GRID_BINS"):
         BinarySketch(streameval.FloatGrid(20))
+
+
+def test_inputs_fold_equals_folding_with_union():
+    """InputsFold (O(entries) per sketch) gives what folding with union gives: entries, duplicates, dropped."""
+    import random
+
+    from streameval.sketch import provenance
+
+    rng = random.Random(5)
+    for trial in range(200):
+        fold = provenance.InputsFold()
+        acc: list = []
+        dropped = 0
+        for _ in range(rng.randint(1, 12)):
+            more = [{"id": (f"sha256:{rng.randint(0, 40):032x}" if rng.random() < 0.9 else None), "name": "f", "rows": 1}
+                    for _ in range(rng.randint(0, 300 if trial % 5 == 0 else 4))]
+            more_dropped = rng.randint(0, 2)
+            acc, dup, dropped = provenance.union(acc, more, dropped + more_dropped)
+            assert fold.add(more, more_dropped) == dup
+            assert fold.entries == acc and fold.dropped == dropped

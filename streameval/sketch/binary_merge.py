@@ -67,8 +67,7 @@ def merge(sketches: Iterable["BinarySketch"], *, strict: bool = False) -> "Binar
     counters: dict[str, Any] = {name: 0 for name in INT_COUNTERS}
     counters.update({name: 0.0 for name in FLOAT_COUNTERS})
     counters["weighted"] = False
-    inputs: list[dict[str, Any]] = []
-    dropped = 0
+    inputs = provenance.InputsFold()
     grid = first.grid
     dense = kernels.empty_state(grid.n_bins)
     replicates: Replicates | None = None
@@ -99,7 +98,7 @@ def merge(sketches: Iterable["BinarySketch"], *, strict: bool = False) -> "Binar
                 grid = s.grid
                 dense = kernels.empty_state(grid.n_bins)
                 kernels.merge_into(dense, to_new(acc_keys), acc_values)
-        inputs, dropped = fold_inputs(inputs, dropped, s.inputs, s.inputs_dropped, strict)
+        fold_inputs(inputs, s.inputs, s.inputs_dropped, strict)
         if keys.size:
             kernels.merge_into(dense, keys, values)
         squares = [merged_weight_sq([*squares, weight_sq_parts(s, values)])]
@@ -115,33 +114,29 @@ def merge(sketches: Iterable["BinarySketch"], *, strict: bool = False) -> "Binar
     out = BinarySketch(grid)
     out._labels = labels
     out.counters = counters
-    out.inputs, out.inputs_dropped = inputs, dropped
+    out.inputs, out.inputs_dropped = inputs.entries, inputs.dropped
     out._keys, out._values = kernels.compact(dense)
     out.replicates = replicates
     set_weight_sq(out.counters, squares[0] if squares else None)
     return out
 
 
-def fold_inputs(
-    inputs: list[dict[str, Any]], dropped: int, more: list[dict[str, Any]], more_dropped: int, strict: bool
-) -> tuple[list[dict[str, Any]], int]:
-    """Provenance after merging a sketch with ``more`` (and ``more_dropped``) into one with
-    ``inputs`` (and ``dropped``): ``(inputs, dropped)``.
+def fold_inputs(fold: provenance.InputsFold, more: list[dict[str, Any]], more_dropped: int, strict: bool) -> None:
+    """Fold a sketch's provenance ``more`` (and ``more_dropped``) into ``fold``.
 
     Raises
     ------
     InputError
-        With ``strict``, if an input of ``more`` is already in ``inputs`` (else a
+        With ``strict``, if an input of ``more`` is already in ``fold`` (else a
         :class:`~streameval.sketch.provenance.DuplicateInputWarning`).
     """
-    inputs, dup, dropped = provenance.union(inputs, more, dropped + more_dropped)
+    dup = fold.add(more, more_dropped)
     if dup:
         names = ", ".join(str(e.get("name")) for e in dup[:3]) + (f" and {len(dup) - 3} more" if len(dup) > 3 else "")
         msg = f"the same input is merged twice and its rows would be counted twice: {names}"
         if strict:
             raise InputError(msg + "; merge each input once")
         warnings.warn(msg, provenance.DuplicateInputWarning, stacklevel=3)  # merge()'s caller
-    return inputs, dropped
 
 
 def weight_sq_parts(s: "BinarySketch", values: np.ndarray | None = None) -> tuple[float, float] | None:

@@ -129,6 +129,7 @@ def merge_files(paths: Sequence[str | os.PathLike[str]], *, strict: bool = False
     from .binary import BinarySketch, cpu_count, load, merge
     from .binary_merge import fold_inputs
     from .multiclass import MulticlassSketch
+    from .provenance import InputsFold
 
     files = expand_sketch_paths(paths)
     if not files:
@@ -212,11 +213,10 @@ def merge_files(paths: Sequence[str | os.PathLike[str]], *, strict: bool = False
     except BaseException:
         replay(len(files))  # grids or labels of two threads' files clash: the sequential error
         raise
-    inputs: list[dict[str, Any]] = []
-    dropped = 0
+    fold = InputsFold()
     for i in range(len(files)):  # provenance in file order, with the sequential merge's warnings
-        inputs, dropped = fold_inputs(inputs, dropped, heads[i][2], heads[i][3], strict)
-    out.inputs, out.inputs_dropped = inputs, dropped
+        fold_inputs(fold, heads[i][2], heads[i][3], strict)
+    out.inputs, out.inputs_dropped = fold.entries, fold.dropped
     return out
 
 
