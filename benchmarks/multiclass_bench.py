@@ -1,7 +1,7 @@
 """Multiclass sketch: update throughput against scikit-learn, and memory at K = 100.
 
     python benchmarks/multiclass_bench.py [--rows 2000000] [--k100-rows 1000000] [--threads N]
-                                          [--e2e-rows 10000000]
+                                          [--e2e-rows 10000000] [--cold-reps 2] [--part k10|k100|e2e]
 
 Part 1 (K = 10, float32 softmax scores): rows/s of ``MulticlassSketch.update`` (1M-row chunks),
 then the time to compact and compute every metric, against scikit-learn computing the confusion
@@ -11,7 +11,10 @@ on the same rows. Part 2 (K = 100, run in a child process so its peak RSS is its
 a Parquet file of ``--e2e-rows`` rows (10 float32 score columns + int32 label), read with pyarrow
 and nothing else (decode-only) and evaluated with ``streameval.evaluate(score="p_*")``, the two
 alternated three times after a warm-up each; medians of wall and CPU times (all threads) and the
-ratio of the wall times, with the machine's load average. Not part of any CI.
+ratio of the wall times, with the machine's load average at the start and the end; then the same
+pair cold, each run in a fresh process (what a command-line run pays: imports, compiled kernels
+loaded from their cache), alternated ``--cold-reps`` times. ``--part`` runs one part alone.
+Not part of any CI.
 """
 
 from __future__ import annotations
@@ -103,7 +106,7 @@ def part_k100(n: int) -> dict[str, float]:
     }
 
 
-def part_e2e(n: int) -> dict[str, float]:
+def part_e2e(n: int, cold_reps: int = 2) -> dict[str, float]:
     import os
     import statistics
     import tempfile
@@ -145,11 +148,31 @@ def part_e2e(n: int) -> dict[str, float]:
             cpus[name].append(cpu() - c0)
     d, e = statistics.median(times["decode"]), statistics.median(times["evaluate"])
     dc, ec = statistics.median(cpus["decode"]), statistics.median(cpus["evaluate"])
+    # Cold: what a command-line run pays, each in a fresh process (imports, kernels loaded from
+    # the cache, the file read once), decode-only and evaluate alternated.
+    cold = {
+        "decode": f"import pyarrow.parquet as pq\nfor _ in pq.ParquetFile({path!r}).iter_batches(batch_size=1 << 20): pass",
+        "evaluate": f"import streameval\nstreameval.evaluate({path!r}, score='p_*', label='y')",
+    }
+    cold_t: dict[str, list[float]] = {"decode": [], "evaluate": []}
+    cold_c: dict[str, list[float]] = {"decode": [], "evaluate": []}
+    for _ in range(cold_reps):
+        for name, code in cold.items():
+            r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
+            t0 = time.perf_counter()
+            subprocess.run([sys.executable, "-c", code], check=True)
+            r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+            cold_t[name].append(time.perf_counter() - t0)
+            cold_c[name].append(r1.ru_utime + r1.ru_stime - r0.ru_utime - r0.ru_stime)
     os.remove(path)
+    cd, ce = statistics.median(cold_t["decode"]), statistics.median(cold_t["evaluate"])
     # CPU seconds (all threads) are reported too: on a shared machine they move less with the
     # load than wall times do.
     return {"rows": n, "decode_s": d, "evaluate_s": e, "ratio_decode_over_evaluate": d / e,
-            "decode_cpu_s": dc, "evaluate_cpu_s": ec, "load_average_1min": load}
+            "decode_cpu_s": dc, "evaluate_cpu_s": ec,
+            "cold_decode_s": cd, "cold_evaluate_s": ce, "cold_ratio": cd / ce,
+            "cold_decode_cpu_s": statistics.median(cold_c["decode"]), "cold_evaluate_cpu_s": statistics.median(cold_c["evaluate"]),
+            "load_average_1min": load, "load_average_1min_end": os.getloadavg()[0]}
 
 
 def main() -> None:
@@ -158,7 +181,8 @@ def main() -> None:
     ap.add_argument("--k100-rows", type=int, default=1_000_000)
     ap.add_argument("--threads", type=int, default=None)
     ap.add_argument("--e2e-rows", type=int, default=10_000_000)
-    ap.add_argument("--part", choices=["k10", "k100", "e2e"], default=None, help=argparse.SUPPRESS)
+    ap.add_argument("--cold-reps", type=int, default=2, help="fresh-process decode/evaluate alternations (part 3)")
+    ap.add_argument("--part", choices=["k10", "k100", "e2e"], default=None, help="run this part only, in this process")
     args = ap.parse_args()
     if args.part == "k100":
         print(json.dumps(part_k100(args.k100_rows)))
@@ -167,11 +191,11 @@ def main() -> None:
         print(json.dumps(part_k10(args.rows, args.threads)))
         return
     if args.part == "e2e":
-        print(json.dumps(part_e2e(args.e2e_rows)))
+        print(json.dumps(part_e2e(args.e2e_rows, args.cold_reps)))
         return
     for part in ("k10", "k100", "e2e"):
         cmd = [sys.executable, __file__, "--part", part, "--rows", str(args.rows), "--k100-rows", str(args.k100_rows),
-               "--e2e-rows", str(args.e2e_rows)]
+               "--e2e-rows", str(args.e2e_rows), "--cold-reps", str(args.cold_reps)]
         if args.threads is not None:
             cmd += ["--threads", str(args.threads)]
         out = json.loads(subprocess.run(cmd, check=True, capture_output=True, text=True).stdout)
