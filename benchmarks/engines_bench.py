@@ -175,7 +175,9 @@ def spark_pairs(df: Any) -> Any:
 
 
 def sketch_costs(path: str, groups: int) -> dict[str, Any]:
-    """One partition's (row group's) sketch bytes; a 16-way merge's parse / merge / encode times."""
+    """One partition's (row group's) sketch bytes, and where a ``groups``-way merge's CPU time goes
+    (parse, merge, re-encode), with the zlib-compressed payload a file has and the uncompressed one
+    the engines ship (``compress=False``)."""
     import pyarrow.parquet as pq
 
     import streameval
@@ -183,27 +185,34 @@ def sketch_costs(path: str, groups: int) -> dict[str, Any]:
     from streameval.sketch.binary import BinarySketch, merge
 
     f = pq.ParquetFile(path)
-    blobs = []
+    sketches = []
     for i in range(min(groups, f.metadata.num_row_groups)):
         t = f.read_row_group(i, columns=["score", "label"])
-        sk = streameval.BinarySketch().update(t["label"].to_numpy(), t["score"].to_numpy())
-        blobs.append(sk.to_bytes())
-    out: dict[str, Any] = {"partition_rows": f.metadata.row_group(0).num_rows, "partitions": len(blobs),
-                           "bytes_per_partition_median": statistics.median(len(b) for b in blobs)}
-    t0 = time.perf_counter()
-    sketches = [BinarySketch.from_bytes(b) for b in blobs]
-    t1 = time.perf_counter()
-    merged = merge(sketches)
-    t2 = time.perf_counter()
-    data = merged.to_bytes()
-    t3 = time.perf_counter()
-    merge_sketches(*blobs)
-    t4 = time.perf_counter()
-    n = len(blobs)
-    out.update({"parse_s_per_sketch": (t1 - t0) / n, "merge_s_per_sketch": (t2 - t1) / n,
-                "encode_merged_s": t3 - t2, "merge_sketches_s_per_sketch": (t4 - t3) / n,
-                "merged_bytes": len(data), "merged_occupied_bins": int(merged.n_occupied_bins),
-                "partition_occupied_bins_median": statistics.median(int(s.n_occupied_bins) for s in sketches)})
+        sketches.append(streameval.BinarySketch(threads=1).update(t["label"].to_numpy(), t["score"].to_numpy()))
+    n = len(sketches)
+    out: dict[str, Any] = {"partition_rows": f.metadata.row_group(0).num_rows, "partitions": n,
+                           "partition_occupied_bins_median": statistics.median(s.n_occupied_bins for s in sketches)}
+    for compress in (True, False):
+        key = "zlib" if compress else "uncompressed"
+        cpu = time.process_time
+        t0 = cpu()
+        blobs = [s.to_bytes(compress=compress) for s in sketches]
+        t1 = cpu()
+        parsed = [BinarySketch.from_bytes(b) for b in blobs]
+        t2 = cpu()
+        merged = merge(parsed)
+        t3 = cpu()
+        data = merged.to_bytes(compress=compress)
+        t4 = cpu()
+        out[key] = {"bytes_per_partition_median": statistics.median(len(b) for b in blobs),
+                    "encode_cpu_s_per_partition": (t1 - t0) / n, "parse_cpu_s_per_sketch": (t2 - t1) / n,
+                    "merge_cpu_s_per_sketch": (t3 - t2) / n, "encode_merged_cpu_s": t4 - t3,
+                    "merged_bytes": len(data)}
+    plain = [s.to_bytes(compress=False) for s in sketches]
+    t0 = time.process_time()
+    merge_sketches(*plain)
+    out["engine_merge_sketches_cpu_s_per_sketch"] = (time.process_time() - t0) / n
+    out["merged_occupied_bins"] = int(merged.n_occupied_bins)
     return out
 
 
