@@ -52,6 +52,7 @@ PRETOUCH = True
 """Touch a sort's output on a second thread while the keys sort."""
 PAGE = 4096
 """Bytes of the smallest page (:func:`touch`'s stride)."""
+_AHEAD = 64  # rows ahead whose score is prefetched by reduce_run (16: 10% slower at 100M rows)
 _PACKED_BITS = 63
 """Code and row bits that fit a packed key; wider codes are sorted stably instead."""
 
@@ -129,7 +130,7 @@ def reduce_run(keys, row_bits, rows, scores, weights, weighted, codes, cells):  
         row = key & mask if packed else rows[i]
         s = np.float64(scores[row])
         w = weights[row] if weighted else 1.0
-        ahead = keys[min(i + 16, n - 1)] & mask if packed else rows[min(i + 16, n - 1)]
+        ahead = keys[min(i + _AHEAD, n - 1)] & mask if packed else rows[min(i + _AHEAD, n - 1)]
         prefetch(scores, ahead)
         if weighted:
             prefetch(weights, ahead)
