@@ -150,9 +150,10 @@ def test_score_columns_update_equals_the_matrix(case, dtype):
     from streameval.sketch.multiclass_inputs import ScoreColumns
 
     k = 5
-    y, p = _columns_case(11, 150_000, k, dtype)
+    n = 70_000  # above the row count from which a chunk's columns are shared by threads
+    y, p = _columns_case(11, n, k, dtype)
     kw: dict = {"classes": range(k)}
-    chunks = [(0, 150_000)]
+    chunks = [(0, n)]
     w = None
     if case == "small-chunks":
         chunks = [(a, min(a + 3_000, 30_000)) for a in range(0, 30_000, 3_000)]
@@ -162,7 +163,7 @@ def test_score_columns_update_equals_the_matrix(case, dtype):
         w = np.random.default_rng(2).integers(0, 3, y.shape[0]).astype(np.float64)
     elif case == "bootstrap":
         kw["bootstrap"] = 4
-        chunks = [(0, 70_000), (70_000, 150_000)]
+        chunks = [(0, 20_000), (20_000, n)]
     a, b = MulticlassSketch(**kw), MulticlassSketch(**kw)
     for lo, hi in chunks:
         ww = None if w is None else w[lo:hi]
