@@ -9,12 +9,11 @@ State is one sorted table of *cells*, ``(group, bin, class) -> [weight, min, max
 with class 0/1 for labelled negatives/positives and 2 for rows whose label has not arrived yet.
 A chunk's rows get group ids from vectorized Arrow/NumPy code (Python work only per distinct key
 of the chunk) and are binned by the compiled :func:`~streameval.kernels.grouped.grouped_update`
-into a hash table of cells, or, when most rows are cells of their own (many small groups), kept
-as packed sort keys and sorted once (:mod:`~streameval.kernels.grouped_sort`); either way the
-cells are sorted once, when the set is read. Memory is proportional to occupied
-cells, not to groups x grid bins: 30,000 groups cost what their rows occupy. A group's
-:class:`~streameval.BinarySketch` is materialized on demand from its cells, so every binary
-metric, curve and interval applies per group unchanged.
+into a hash table of cells or, when most rows are cells of their own, into a buffer of rows
+(:mod:`~streameval.kernels.grouped_sort`); cells are sorted once, when the set is read. Memory is
+proportional to occupied cells, not to groups x grid bins: 30,000 groups cost what their rows
+occupy. A group's :class:`~streameval.BinarySketch` is materialized on demand from its cells, so
+every binary metric, curve and interval applies per group unchanged.
 
 Unlabelled rows (null label: the label arrives days later) keep their score histogram, so score
 drift and estimated performance are available before the labels, and exact metrics after.
@@ -281,8 +280,7 @@ class SketchSet:
             self._table, self._used = grouped.new_table(), 0
             self._code, self._cell = grouped.merge_sorted(self._code, self._cell, code, cell)
         if self._rows.runs or self._rows.rows:
-            code, cell = self._rows.drain()
-            self._code, self._cell = grouped.merge_sorted(self._code, self._cell, code, cell)
+            self._code, self._cell = grouped.merge_sorted(self._code, self._cell, *self._rows.drain())
         if self._pending:
             code, cell = _reduce(np.concatenate([c for c, _ in self._pending]), np.concatenate([v for _, v in self._pending]))
             self._pending, self._pending_cells = [], 0
