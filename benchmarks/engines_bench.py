@@ -30,8 +30,7 @@ of every case on a 200K-row file:
   alternating: (a) the executor path alone (import, first partition of one row group in 10K-row
   Arrow batches, second partition), with the Numba cache filled and with an empty
   ``NUMBA_CACHE_DIR``; (b) a fresh ``local[2]`` session whose Python workers have already run a
-  trivial ``mapInArrow`` job: ``streameval.spark.sketch`` first and second, with the warm-up
-  thread of ``engines/spark.py`` (``_read_warming``) on and off.
+  trivial ``mapInArrow`` job (twice): ``streameval.spark.sketch`` first and second.
 
 Each Spark case runs in its own job group, cancelled after ``--timeout`` seconds (recorded as a
 timeout). Every figure carries the 1-minute load average before and after it and, for Spark
@@ -241,7 +240,7 @@ def cold_python_child(path: str) -> dict[str, float]:
             "second_partition_s": d[4], "partition_rows": table.num_rows}
 
 
-def cold_spark_child(path: str, warm: bool) -> dict[str, float]:
+def cold_spark_child(path: str) -> dict[str, float]:
     """A fresh local[2] session: a trivial Arrow job twice, then streameval's sketch twice."""
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     import pyarrow.parquet as pq
@@ -268,14 +267,14 @@ def cold_spark_child(path: str, warm: bool) -> dict[str, float]:
         if name.startswith("trivial"):
             raw.mapInArrow(rows, "n long").collect()
         else:
-            common.sketch_on(es._Spark(warm=warm), raw, score="score", label="label", weight=None, grid=None,
+            common.sketch_on(es._Spark(), raw, score="score", label="label", weight=None, grid=None,
                              pos_label=None, nan_policy="raise")
         out[name] = time.perf_counter() - t0
     spark.stop()
     return out
 
 
-def cold_start(path: str) -> dict[str, Any]:
+def cold_start(path: str, rounds: int = COLD_ROUNDS) -> dict[str, Any]:
     """The ``cold`` case: children in fresh processes, variants alternating (see the docstring)."""
     import subprocess
 
@@ -291,15 +290,14 @@ def cold_start(path: str) -> dict[str, Any]:
         return rec
 
     out: dict[str, Any] = {"python": {"cache_filled": [], "cache_empty": []},
-                           "spark": {"warm_thread": [], "no_warm_thread": []}}
+                           "spark": []}
     child(["--child", "cold-python"])  # fills the cache for these column types
-    for _ in range(COLD_ROUNDS):
+    for _ in range(rounds):
         with tempfile.TemporaryDirectory() as empty:
             out["python"]["cache_empty"].append(child(["--child", "cold-python"], {"NUMBA_CACHE_DIR": empty}))
         out["python"]["cache_filled"].append(child(["--child", "cold-python"]))
-    for _ in range(COLD_ROUNDS):
-        out["spark"]["warm_thread"].append(child(["--child", "cold-spark-warm"]))
-        out["spark"]["no_warm_thread"].append(child(["--child", "cold-spark-nowarm"]))
+    for _ in range(rounds):
+        out["spark"].append(child(["--child", "cold-spark"]))
     return out
 
 
@@ -313,11 +311,12 @@ def main() -> None:
     ap.add_argument("--driver-memory", default="8g")
     ap.add_argument("--reps", type=int, default=1)
     ap.add_argument("--out", default=None)
+    ap.add_argument("--cold-rounds", type=int, default=COLD_ROUNDS, help="rounds of the cold case")
     ap.add_argument("--child", default=None, help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.child:  # one fresh process of the cold case
         rec = (cold_python_child(args.data) if args.child == "cold-python"
-               else cold_spark_child(args.data, args.child == "cold-spark-warm"))
+               else cold_spark_child(args.data))
         print(json.dumps(rec | {"load1": load1()}))
         return
     import pyarrow as pa
@@ -439,7 +438,7 @@ def main() -> None:
         b.res["sketch"] = sketch_costs(path, 16)
         b.save()
     if "cold" in cases:
-        b.res["cold"] = cold_start(path)
+        b.res["cold"] = cold_start(path, args.cold_rounds)
         b.save()
     b.res["finished"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
     b.save()

@@ -1,10 +1,8 @@
-"""Engine-neutral partition steps, without an engine: the bytes a partition ships and the
-warm-up thread a Spark task runs while it receives its batches."""
+"""Engine-neutral partition steps, without an engine: the bytes a partition ships and merges."""
 
 from __future__ import annotations
 
 import struct
-import threading
 
 import numpy as np
 import pyarrow as pa
@@ -13,7 +11,6 @@ from sklearn.metrics import roc_auc_score
 
 from streameval import BinarySketch
 from streameval.engines import common
-from streameval.engines.spark import _read_warming
 
 
 def _batches(n: int, size: int, seed: int = 0) -> list[pa.RecordBatch]:
@@ -44,27 +41,3 @@ def test_partition_and_merge_bytes_are_uncompressed_and_equal_to_one_sketch():
     np.testing.assert_array_equal(sketch.table().tp, reference.table().tp)
     np.testing.assert_array_equal(sketch.table().fp, reference.table().fp)
     assert sketch.roc_auc() == pytest.approx(roc_auc_score(y, p), abs=1e-12)
-
-
-def test_read_warming_returns_every_batch_in_order_after_a_two_row_warm_up():
-    batches = _batches(25_000, 10_000)
-    seen: list[tuple[str, int]] = []
-
-    def partition(got: list[pa.RecordBatch]) -> bytes:
-        seen.append((threading.current_thread().name, sum(b.num_rows for b in got)))
-        return b""
-
-    out = _read_warming(iter(batches), partition)
-    assert [b.num_rows for b in out] == [10_000, 10_000, 5_000]
-    assert all(a.equals(b) for a, b in zip(out, batches, strict=True))
-    assert seen == [("streameval-warm-up", 2)]  # the warm-up ran on its own thread, on two rows
-    assert _read_warming(iter([]), partition) == []
-    assert len(seen) == 1  # no rows, no warm-up
-
-
-def test_read_warming_ignores_warm_up_errors():
-    def partition(got: list[pa.RecordBatch]) -> bytes:
-        raise ValueError("bad first rows")
-
-    batches = _batches(10, 4)
-    assert len(_read_warming(iter(batches), partition)) == 3

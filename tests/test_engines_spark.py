@@ -39,18 +39,6 @@ def test_equal_to_local_for_any_partitioning(spark, partitions):
     assert r.confusion[0]["tp"] == local.confusion[0]["tp"]
 
 
-def test_with_and_without_the_warm_up_thread_equal_to_local(spark):
-    from streameval.engines import common
-    from streameval.engines.spark import _Spark
-
-    df = frame(seed=3)
-    local = streameval.evaluate(df, score="p", label="y").sketch
-    sdf = spark.createDataFrame(df).repartition(5)
-    for warm in (True, False):
-        same(common.sketch_on(_Spark(warm=warm), sdf, score="p", label="y", weight=None, grid=None, pos_label=None,
-                              nan_policy="raise"), local)
-
-
 def test_expressions_weights_string_labels_one_class_and_empty_partitions(spark):
     df = frame(seed=1).sort_values("y")
     sdf = spark.createDataFrame(df).coalesce(1).repartitionByRange(9, "y")  # single-class partitions

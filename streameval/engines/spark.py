@@ -34,16 +34,9 @@ def _quote(name: str) -> str:
 
 
 class _Spark:
-    """The :class:`~streameval.engines.common.Engine` steps on Spark.
-
-    ``warm`` (default True): each task loads the sketch path (imports, cached Numba kernels) on
-    a thread while it still receives its partition's batches (:func:`_read_warming`).
-    """
+    """The :class:`~streameval.engines.common.Engine` steps on Spark."""
 
     name = "Spark"
-
-    def __init__(self, warm: bool = True) -> None:
-        self.warm = warm
 
     def partitions(self, frame: Any) -> int:
         return int(frame.rdd.getNumPartitions())
@@ -68,12 +61,10 @@ class _Spark:
 
     def run(self, selected: Any, partition: Callable[[list[Any]], bytes], merge: Callable[..., bytes],
             fan_in: int) -> bytes | None:
-        warm = self.warm
-
         def per_partition(batches: Iterator[Any]) -> Iterator[Any]:
             import pyarrow as pa
 
-            data = partition(_read_warming(batches, partition) if warm else list(batches))
+            data = partition(list(batches))
             yield pa.RecordBatch.from_pydict({"sketch": [data]}, schema=pa.schema([("sketch", pa.binary())]))
 
         def merge_group(item: tuple[int, Any]) -> tuple[int, bytes]:
@@ -99,35 +90,6 @@ class _Spark:
         except Exception as exc:  # noqa: BLE001 - as in run()
             raise _task_error(exc) from None
         return table.column(0).combine_chunks()
-
-
-def _read_warming(batches: Iterator[Any], partition: Callable[[list[Any]], bytes]) -> list[Any]:
-    """All of a partition's Arrow batches, read while a thread runs ``partition`` on the first
-    batch's first two rows.
-
-    On a fresh Python worker the first task pays for importing the sketch path and loading its
-    Numba kernels (for these column types) from the cache, about 1-3 s; the JVM meanwhile still
-    decodes and sends the partition (in batches of ``spark.sql.execution.arrow.maxRecordsPerBatch``
-    rows), so doing both at once hides part of that cost. On a warm worker the extra call costs
-    about a millisecond. Its errors are ignored: the real call over all rows raises them.
-    """
-    import threading
-
-    first = next(batches, None)
-    if first is None:
-        return []
-
-    def warm_up() -> None:
-        try:
-            partition([first.slice(0, 2)])
-        except Exception:  # noqa: BLE001, S110 - the call over all rows reports any error
-            pass
-
-    thread = threading.Thread(target=warm_up, name="streameval-warm-up", daemon=True)
-    thread.start()
-    rest = [first, *batches]
-    thread.join()
-    return rest
 
 
 def sketch(
