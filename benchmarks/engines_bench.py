@@ -20,10 +20,12 @@ of every case on a 200K-row file:
   ``numBins=1000``);
 - ``bcm-0`` and ``bcm-1000``: ``BinaryClassificationMetrics(scoreAndLabels, numBins)``, the
   Scala constructor called through Py4J on the DataFrame as a ``Dataset[(Double, Double)]`` (the
-  Python API does not expose ``numBins``); 0 is its default (no down-sampling: every distinct
-  score is a threshold);
+  Python API does not expose ``numBins``); 0 (no down-sampling: every distinct score is a
+  threshold) is the default of Scala's ``new BinaryClassificationMetrics(rdd)`` on
+  ``RDD[(Double, Double)]``;
 - ``bcm-py``: the Python API as a PySpark user calls it, ``BinaryClassificationMetrics(rdd)`` on
-  an RDD of Python ``(score, label)`` tuples (default ``numBins``);
+  an RDD of Python ``(score, label)`` tuples; it calls the Scala constructor on a DataFrame, whose
+  default is ``numBins=1000`` (Spark 4.3 bytecode: ``$lessinit$greater$default$2`` returns 1000);
 - ``sketch``: bytes of one partition's sketch, and where a merge's time goes (parsing, merging,
   re-encoding), over 16 row groups;
 - ``cold``: a fresh executor's first task against a warm one, in fresh processes, rounds
