@@ -296,7 +296,6 @@ def main() -> None:
     w0 = np.empty(0)
 
     st = kernels.empty_state(nb_)
-    st2 = kernels.empty_state(nb_)
     wsum = np.zeros((nb_, 4))
     mm = empty_mm32(nb_)
     cnt = np.zeros((nb_, 2), dtype=np.uint32)
