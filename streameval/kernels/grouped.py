@@ -164,6 +164,22 @@ def _row_terms(sc, cl, wt, weighted, out):  # type: ignore[no-untyped-def]
         out[5, j] = -wi * log_pos(p)
 
 
+
+@nb.njit(inline="always", nogil=True)
+def count_row(ctr, gb, cl, terms, j, m):  # type: ignore[no-untyped-def]
+    """Row ``j``'s group counters (``ctr`` flat, 8 per group: rows, the five probability terms and
+    the unlabelled count), prefetching the group ``PREFETCH_DISTANCE`` rows ahead."""
+    prefetch(ctr, gb[min(j + PREFETCH_DISTANCE, m - 1)] * 8)
+    g = gb[j] * 8
+    ctr[g] += 1.0
+    ctr[g + 1] += terms[0, j]
+    ctr[g + 2] += terms[1, j]
+    ctr[g + 3] += terms[2, j]
+    ctr[g + 4] += 1.0 if cl[j] == 2 else 0.0
+    ctr[g + 5] += terms[3, j]
+    ctr[g + 6] += terms[4, j]
+    ctr[g + 7] += terms[5, j]
+
 @nb.njit(nogil=True, cache=CACHE, boundscheck=False, error_model="numpy")
 def grouped_update(table, used, kind, f0, f1, f2, i0, i1, i2, cuts, n_bins, gid, scores, cls, weights,  # type: ignore[no-untyped-def]
                    weighted, counters):
@@ -229,16 +245,7 @@ def grouped_update(table, used, kind, f0, f1, f2, i0, i1, i2, cuts, n_bins, gid,
             flat = table.reshape(-1)
         for j in range(m):
             prefetch(flat, _slot(keys[j + PREFETCH_DISTANCE], shift) * 5)
-            prefetch(ctr, gb[min(j + PREFETCH_DISTANCE, m - 1)] * 8)
-            g = gb[j] * 8
-            ctr[g] += 1.0
-            ctr[g + 1] += terms[0, j]
-            ctr[g + 2] += terms[1, j]
-            ctr[g + 3] += terms[2, j]
-            ctr[g + 4] += 1.0 if cl[j] == 2 else 0.0
-            ctr[g + 5] += terms[3, j]
-            ctr[g + 6] += terms[4, j]
-            ctr[g + 7] += terms[5, j]
+            count_row(ctr, gb, cl, terms, j, m)
             s = np.float64(sc[j])
             w = weights[start + j] if weighted else 1.0
             if s == s and w != 0.0:

@@ -34,7 +34,7 @@ import numpy as np
 
 from .binary import BLOCK, _block_keys
 from .cache import ENABLED as CACHE
-from .grouped import PREFETCH_DISTANCE, _row_terms, merge_sorted
+from .grouped import _row_terms, count_row, merge_sorted
 from .intrinsics import prefetch
 
 __all__ = ["RowBuffer", "pack", "to_keys", "reduce_run", "merge_runs", "DENSE", "MIN_SORT_ROWS", "CAPACITY"]
@@ -82,16 +82,7 @@ def pack(kind, f0, f1, f2, i0, i1, i2, cuts, n_bins, gid, scores, cls, weights, 
         for j in range(m):
             ob[j] = (gb[j] * n_bins + keys[j]) * 3 + cl[j]
         for j in range(m):
-            prefetch(ctr, gb[min(j + PREFETCH_DISTANCE, m - 1)] * 8)
-            g = gb[j] * 8
-            ctr[g] += 1.0
-            ctr[g + 1] += terms[0, j]
-            ctr[g + 2] += terms[1, j]
-            ctr[g + 3] += terms[2, j]
-            ctr[g + 4] += 1.0 if cl[j] == 2 else 0.0
-            ctr[g + 5] += terms[3, j]
-            ctr[g + 6] += terms[4, j]
-            ctr[g + 7] += terms[5, j]
+            count_row(ctr, gb, cl, terms, j, m)
 
 
 @nb.njit(nogil=True, cache=CACHE, boundscheck=False)
