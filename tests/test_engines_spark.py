@@ -28,7 +28,7 @@ def spark():
     session.stop()
 
 
-@pytest.mark.parametrize("partitions", [1, 7, 200])
+@pytest.mark.parametrize("partitions", [1, 7, pytest.param(200, marks=pytest.mark.slow)])  # 200: the slow suite
 def test_equal_to_local_for_any_partitioning(spark, partitions):
     df = frame()
     local = streameval.evaluate(df, score="p", label="y")
@@ -88,7 +88,7 @@ def test_cli_engine_spark_equals_local(spark, tmp_path):
 SLICED = dict(score="p", label="late", by=["country", "tier"], time="ts", window="1d")
 
 
-@pytest.mark.parametrize("partitions", [1, 7, 200])
+@pytest.mark.parametrize("partitions", [1, 7, pytest.param(200, marks=pytest.mark.slow)])  # 200: the slow suite
 def test_slices_and_windows_equal_local_for_any_partitioning(spark, partitions):
     df = sliced_frame()
     local = streameval.evaluate(df, **SLICED)

@@ -202,8 +202,19 @@ def datasets(draw):
 
 
 @given(datasets())
-@settings(max_examples=1500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=600, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 def test_property_sklearn_inside_interval(data):
+    _check_sklearn_inside_interval(data)
+
+
+@pytest.mark.slow
+@given(datasets())
+@settings(max_examples=3000, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+def test_property_sklearn_inside_interval_at_scale(data):
+    _check_sklearn_inside_interval(data)
+
+
+def _check_sklearn_inside_interval(data):
     y, s, w, grid = data
     sk = sketch_of(y, s, w, grid)
     assert_bounds(sk, y, s, w)
