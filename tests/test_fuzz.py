@@ -15,6 +15,7 @@ The default run checks a few thousand cases; ``pytest -m slow`` runs 100,000 mor
 
 from __future__ import annotations
 
+import copy
 import json
 import math
 import struct
@@ -136,7 +137,10 @@ SPECIAL_VALUES = SPECIAL_FLOATS + [0, 1, -1, 2**63, 2**63 - 1, 2**64, 10**30, 10
 
 
 def _pick(rng: np.random.Generator, seq: list) -> Any:
-    return seq[int(rng.integers(len(seq)))]
+    # a copy: the lists and dicts of SPECIAL_VALUES would otherwise be shared between the places a
+    # case puts them (a counters dict set to the shared {} and then edited held itself: circular)
+    # and edited across cases
+    return copy.deepcopy(seq[int(rng.integers(len(seq)))])
 
 
 def _perturb_number(rng: np.random.Generator, x: Any) -> Any:
