@@ -13,7 +13,7 @@ import streameval.dask as sed
 from streameval import InputError, InputTypeError, UsageError
 
 
-@pytest.mark.parametrize("partitions", [1, 7, 200])
+@pytest.mark.parametrize("partitions", [1, 7, pytest.param(200, marks=pytest.mark.slow)])  # 200: the slow suite
 def test_equal_to_local_for_any_partitioning(partitions):
     df = frame()
     local = streameval.evaluate(df, score="p", label="y")
@@ -72,7 +72,7 @@ def test_local_cluster():
 SLICED = dict(score="p", label="late", by=["country", "tier"], time="ts", window="1d")
 
 
-@pytest.mark.parametrize("partitions", [1, 7, 200])
+@pytest.mark.parametrize("partitions", [1, 7, pytest.param(200, marks=pytest.mark.slow)])  # 200: the slow suite
 def test_slices_and_windows_equal_local_for_any_partitioning(partitions):
     df = sliced_frame()
     local = streameval.evaluate(df, **SLICED)
@@ -104,7 +104,7 @@ def test_slice_errors_come_from_the_tasks():
         sed.evaluate(dd.from_pandas(df, npartitions=3), **SLICED, max_groups=5)
 
 
-@pytest.mark.parametrize("partitions", [1, 7, 200])
+@pytest.mark.parametrize("partitions", [1, 7, pytest.param(200, marks=pytest.mark.slow)])  # 200: the slow suite
 def test_multiclass_equal_to_local(partitions):
     df = multiclass_frame()
     local = streameval.evaluate(df, score=["p_0", "p_1", "p_2"], label="animal", weight="w")
