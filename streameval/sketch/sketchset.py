@@ -11,9 +11,8 @@ A chunk's rows get group ids from vectorized Arrow/NumPy code (Python work only 
 of the chunk) and are binned by the compiled :func:`~streameval.kernels.grouped.grouped_update`
 into a hash table of cells or, when most rows are cells of their own, into a buffer of rows
 (:mod:`~streameval.kernels.grouped_sort`); cells are sorted once, when the set is read. Memory is
-proportional to occupied cells, not to groups x grid bins: 30,000 groups cost what their rows
-occupy. A group's :class:`~streameval.BinarySketch` is materialized on demand from its cells, so
-every binary metric, curve and interval applies per group unchanged.
+proportional to occupied cells, not to groups x grid bins. A group's :class:`~streameval.BinarySketch`
+is materialized on demand from its cells: every binary metric, curve and interval applies per group.
 
 Unlabelled rows (null label: the label arrives days later) keep their score histogram, so score
 drift and estimated performance are available before the labels, and exact metrics after.
