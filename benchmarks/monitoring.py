@@ -67,7 +67,7 @@ def _case(spec: dict[str, Any]) -> dict[str, Any]:
         t1, c1 = time.perf_counter(), time.process_time()
         ss._consolidate()  # the one sort of the buffered rows (or the hash table's cells), done by the first read
         out["sort_seconds"], out["sort_cpu"] = time.perf_counter() - t1, time.process_time() - c1
-        out["cells"] = int(ss._code.shape[0])
+        out["cells"] = ss.n_cells
         out["groups"] = len(ss)
         if spec.get("ingest_only"):
             out["seconds"], out["cpu"] = time.perf_counter() - t0, time.process_time() - c0

@@ -36,8 +36,9 @@ from .binary import BLOCK, _block_keys
 from .cache import ENABLED as CACHE
 from .grouped import _row_terms, count_row, merge_sorted
 from .intrinsics import prefetch
+from .pairsort import expand, reduce_pairs, sort_pairs
 
-__all__ = ["RowBuffer", "pack", "to_keys", "reduce_run", "merge_runs", "DENSE", "MIN_SORT_ROWS", "CAPACITY"]
+__all__ = ["RowBuffer", "pack", "to_keys", "reduce_run", "merge_runs", "DENSE", "MIN_SORT_ROWS", "CAPACITY", "COMPACT"]
 
 DENSE = 0.25
 """Cells per row (of the first large chunk) from which a set buffers and sorts its rows."""
@@ -48,6 +49,9 @@ CAPACITY = 1 << 27
 """Rows a buffer holds before it sorts them into a run (2 GB of address space, 3 GB weighted,
 used only as rows arrive). A row costs less than a cell (16 bytes against 40), so at this
 density holding rows is cheaper than holding runs, and one sort at the end needs no merge."""
+COMPACT = True
+"""Sort unweighted rows with their scores in place and keep one-row cells as (code, score)
+(:mod:`~streameval.kernels.pairsort`): 16 bytes per row at the peak instead of 48."""
 PRETOUCH = True
 """Touch a sort's output on a second thread while the keys sort."""
 PAGE = 4096
@@ -60,7 +64,7 @@ _PACKED_BITS = 63
 @nb.njit(nogil=True, cache=CACHE, boundscheck=False, error_model="numpy")
 def pack(kind, f0, f1, f2, i0, i1, i2, cuts, n_bins, gid, scores, cls, weights,  # type: ignore[no-untyped-def]
          weighted, out, counters):
-    """Cell codes of one chunk, ``out[i] = (gid * n_bins + bin) * 3 + cls``; adds every row's
+    """Cell codes of one chunk, ``out[i] = (gid * n_bins + bin) * 3 + cls`` (0 for a NaN score); adds every row's
     group counters to ``counters`` (as :func:`grouped.grouped_update` does).
 
     Parameters are those of :func:`streameval.kernels.grouped.grouped_update`, plus ``out``, an
@@ -79,8 +83,8 @@ def pack(kind, f0, f1, f2, i0, i1, i2, cuts, n_bins, gid, scores, cls, weights, 
         ob = out[start:end]
         _block_keys(kind, f0, f1, f2, i0, i1, i2, cuts, sc, keys)
         _row_terms(sc, cl, weights[start:end] if weighted else weights, weighted, terms)
-        for j in range(m):
-            ob[j] = (gb[j] * n_bins + keys[j]) * 3 + cl[j]
+        for j in range(m):  # a NaN score makes no cell: code 0 keeps the codes packable
+            ob[j] = (gb[j] * n_bins + keys[j]) * 3 + cl[j] if sc[j] == sc[j] else 0
         for j in range(m):
             count_row(ctr, gb, cl, terms, j, m)
 
@@ -274,6 +278,8 @@ class RowBuffer:
         self.capacity = capacity
         self.dense: bool | None = None
         self.runs: list[tuple[np.ndarray, np.ndarray]] = []
+        # the first run, when compact: ((one-row codes, their scores), (codes, cells) of the others)
+        self.compact: tuple[tuple[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]] | None = None
         self.rows = 0
         self._codes = np.empty(0, dtype=np.int64)
         self._scores = np.empty(0, dtype=np.float64)
@@ -285,15 +291,16 @@ class RowBuffer:
 
     def add(self, kind: int, f0: float, f1: float, f2: float, i0: int, i1: int, i2: int, cuts: np.ndarray,
             n_bins: int, gid: np.ndarray, scores: np.ndarray, cls: np.ndarray, weights: np.ndarray,
-            weighted: bool, counters: np.ndarray) -> None:
+            weighted: bool, counters: np.ndarray, *, narrow: bool = False) -> None:
         """Buffer one chunk, adding its group counters (arguments as :func:`grouped.grouped_update`'s:
-        ``scores`` and ``weights`` float64, ``weights`` ignored unless ``weighted``)."""
+        ``scores`` and ``weights`` float64, ``weights`` ignored unless ``weighted``). ``narrow``
+        says every score is a float32 value: while all are, the buffer keeps them in 4 bytes."""
         n = scores.shape[0]
         done = 0
         while done < n:
             if self.rows == self.capacity:
                 self.flush()
-            self._allocate(weighted)
+            self._allocate(weighted, narrow)
             m = min(n - done, self.capacity - self.rows)
             a, b = self.rows, self.rows + m
             part = slice(done, done + m)
@@ -311,28 +318,42 @@ class RowBuffer:
                 if not self.dense:
                     self.flush()
 
-    def _allocate(self, weighted: bool) -> None:
-        """Make sure the buffers exist (a flush hands the codes buffer to its run)."""
+    def _allocate(self, weighted: bool, narrow: bool) -> None:
+        """Make sure the buffers exist (a flush hands the codes buffer to its run), the scores'
+        float64 unless every buffered score is a float32 value."""
+        dtype = np.float32 if narrow and (self.rows == 0 or self._scores.dtype == np.float32) else np.float64
         if self._codes.shape[0] == 0:
             try:  # address space only: pages are touched as rows arrive
                 self._codes = np.empty(self.capacity, dtype=np.int64)
-                if self._scores.shape[0] < self.capacity:
-                    self._scores = np.empty(self.capacity, dtype=np.float64)
+                if self._scores.shape[0] < self.capacity or self._scores.dtype != dtype:
+                    self._scores = np.empty(self.capacity, dtype=dtype)
             except MemoryError:  # strict overcommit or an address-space limit: a smaller buffer, more runs
                 self.capacity = min(self.capacity, 1 << 22)
                 self._codes = np.empty(self.capacity, dtype=np.int64)
-                self._scores = np.empty(self.capacity, dtype=np.float64)
+                self._scores = np.empty(self.capacity, dtype=dtype)
+        if self._scores.dtype != dtype:  # a chunk of wider scores: the buffered ones widen (exactly)
+            wide = np.empty(self._scores.shape[0], dtype=np.float64)
+            wide[: self.rows] = self._scores[: self.rows]
+            self._scores = wide
         if weighted and self._weights is None:
             self._weights = np.empty(self.capacity, dtype=np.float64)
             self._weights[: self.rows] = 1.0
 
     def flush(self) -> None:
-        """Sort the buffered rows into a run."""
+        """Sort the buffered rows into a run (compact when it is the first and rows are unweighted)."""
         n = self.rows
         if n == 0:
             return
         codes_in = self._codes[:n]
         row_bits = max((n - 1).bit_length(), 1)
+        packable = int(codes_in.min()) >= 0 and int(codes_in.max()).bit_length() + row_bits <= _PACKED_BITS
+        if self.compact is not None:  # a second run: the first one joins the full runs
+            (one_code, one_score), (code, cell) = self.compact
+            self.compact = None
+            self.runs.append(expand(one_code, one_score, code, cell))
+        elif COMPACT and packable and self._weights is None and not self.runs:
+            self._flush_compact(n, row_bits)
+            return
         cells = np.empty((n, 4), dtype=np.float64)
         # fresh memory is slow to touch on a VM (page faults): touch the cells on another core while
         # this one sorts (both release the GIL)
@@ -340,7 +361,7 @@ class RowBuffer:
             if PRETOUCH and n >= MIN_SORT_ROWS else None
         if toucher is not None:
             toucher.start()
-        if int(codes_in.min()) >= 0 and int(codes_in.max()).bit_length() + row_bits <= _PACKED_BITS:
+        if packable:
             to_keys(codes_in, row_bits)
             codes_in.sort()  # NumPy's vectorized quicksort, in place: keys are distinct
             keys, rows = codes_in, np.empty(0, dtype=np.int64)
@@ -362,10 +383,40 @@ class RowBuffer:
             codes, cells = codes[:k].copy(), cells[:k].copy()
         self.runs.append((codes[:k], cells[:k]))
 
-    def drain(self) -> tuple[np.ndarray, np.ndarray]:
-        """All rows as one cell table sorted by code; the buffer's memory is released."""
+    def _flush_compact(self, n: int, row_bits: int) -> None:
+        """The rows sorted with their scores in place, one-row cells kept as (code, score)."""
+        keys, scores = self._codes[:n], self._scores[:n]
+        to_keys(keys, row_bits)
+        sort_pairs(keys, scores)
+        # cells of two or more rows: at most n // 2 (address space; pages are touched as written)
+        codes = np.empty(n // 2 + 1, dtype=np.int64)
+        cells = np.empty((n // 2 + 1, 4), dtype=np.float64)
+        m, k = reduce_pairs(keys, scores, row_bits, codes, cells)
+        self.rows = 0
+        self._codes, self._scores = np.empty(0, dtype=np.int64), np.empty(0, dtype=np.float64)  # the run keeps them
+        if m + k < DENSE * n:
+            self.dense = False
+        # views, not copies: a copy would add to the peak, and untouched pages take no memory
+        self.compact = ((keys[:m], scores[:m]), (codes[:k], cells[:k]))
+
+    def drain(self) -> tuple[np.ndarray, np.ndarray, tuple[np.ndarray, np.ndarray] | None]:
+        """All rows as cells sorted by code; the buffer's memory is released.
+
+        Returns
+        -------
+        codes, cells : int64 array (k,), float64 array (k, 4)
+            Cells ``[weight, min, max, score_sum]``.
+        one : tuple of int64 array (m,) and float64 array (m,), or None
+            When the rows were unweighted and sorted in one run: the cells of exactly one row, as
+            ``(codes, scores)`` (weight 1, min = max = sum = the score), apart from ``codes``.
+            :func:`~streameval.kernels.pairsort.expand` joins them.
+        """
         self.flush()
         runs, self.runs = self.runs, []
+        compact, self.compact = self.compact, None
         self._codes, self._scores, self._weights = (np.empty(0, dtype=np.int64), np.empty(0, dtype=np.float64),
                                                     None)
-        return merge_runs(runs)
+        if compact is not None:
+            return compact[1][0], compact[1][1], compact[0]
+        codes, cells = merge_runs(runs)
+        return codes, cells, None

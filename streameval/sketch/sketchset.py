@@ -7,12 +7,12 @@ by key and binned into per-group histograms. Keys are tuples of plain Python val
 
 State is one sorted table of *cells*, ``(group, bin, class) -> [weight, min, max, score_sum]``,
 with class 0/1 for labelled negatives/positives and 2 for rows whose label has not arrived yet.
-A chunk's rows get group ids from vectorized Arrow/NumPy code (Python work only per distinct key
-of the chunk) and are binned by the compiled :func:`~streameval.kernels.grouped.grouped_update`
-into a hash table of cells or, when most rows are cells of their own, into a buffer of rows
-(:mod:`~streameval.kernels.grouped_sort`); cells are sorted once, when the set is read. Memory is
-proportional to occupied cells, not to groups x grid bins. A group's :class:`~streameval.BinarySketch`
-is materialized on demand from its cells: every binary metric, curve and interval applies per group.
+Rows get group ids from vectorized Arrow/NumPy code (:mod:`.groupkeys`) and are binned by the
+compiled :func:`~streameval.kernels.grouped.grouped_update` into a hash table of cells or, when
+most rows are cells of their own, into a buffer of rows (:mod:`~streameval.kernels.grouped_sort`)
+sorted once, when the set is read; one-row cells then stay ``(code, score)`` pairs until all cells
+are asked for (:mod:`~streameval.kernels.pairsort`). Memory is proportional to occupied cells, not
+to groups x grid bins. A group's :class:`~streameval.BinarySketch` is materialized on demand.
 
 Unlabelled rows (null label: the label arrives days later) keep their score histogram, so score
 drift and estimated performance are available before the labels, and exact metrics after.
@@ -28,7 +28,7 @@ from ..errors import IncompatibleGridError, InputError, InputTypeError, UsageErr
 from ..grid import DEFAULT_GRID, Grid
 from ..inputs import LabelEncoder, as_1d_array, clean_scores, clean_weights, null_labels
 from ..kernels import binary as kernels
-from ..kernels import grouped, grouped_sort
+from ..kernels import grouped, grouped_sort, pairsort
 from .binary import BinarySketch, _plain
 from .binary_merge import merge_labels as _merge_labels
 from .cells import decode_cells, encode_cells
@@ -97,6 +97,7 @@ class SketchSet:
         self._index: dict[Key, int] = {}
         self._code = np.empty(0, dtype=np.int64)  # sorted, unique: (group * n_bins + bin) * 3 + class
         self._cell = np.empty((0, 4), dtype=np.float64)
+        self._one: tuple[np.ndarray, np.ndarray] | None = None  # one-row cells (code, score), apart from _code
         self._pending: list[tuple[np.ndarray, np.ndarray]] = []  # cells added by add_group
         self._pending_cells = 0
         self._table = grouped.new_table()  # cells added by update, not yet sorted (see kernels.grouped)
@@ -266,29 +267,52 @@ class SketchSet:
         args = (*self.grid.kernel_params(), self.grid.n_bins, gid, np.ascontiguousarray(scores, dtype=np.float64), cls,
                 np.ascontiguousarray(w, dtype=np.float64), weighted, self._ctr)
         if self._rows.takes(n):
-            self._rows.add(*args)
+            self._rows.add(*args, narrow=s.dtype == np.float32)
         else:
             self._table = grouped.reserve(self._table, self._used, n)
             self._table, self._used = grouped.grouped_update(self._table, self._used, *args)
         return self
 
     def _consolidate(self) -> None:
-        """Fold the cell table and the pending cells into the sorted cells."""
+        """Fold the cell table, the buffered rows and the pending cells into the sorted cells."""
+        rows = bool(self._rows.runs or self._rows.rows or self._rows.compact is not None)
+        if rows and not (self._used or self._pending or self._code.shape[0] or self._one is not None):
+            self._code, self._cell, self._one = self._rows.drain()  # the common case: kept compact
+            return
+        if rows or self._used or self._pending:
+            self._expand()
         if self._used:
             code, cell = grouped.drain(self._table, self._used, 3 * self.grid.n_bins, max(len(self._keys), 1))
             self._table, self._used = grouped.new_table(), 0
             self._code, self._cell = grouped.merge_sorted(self._code, self._cell, code, cell)
-        if self._rows.runs or self._rows.rows:
-            self._code, self._cell = grouped.merge_sorted(self._code, self._cell, *self._rows.drain())
+        if rows:
+            code, cell, one = self._rows.drain()
+            if one is not None:
+                code, cell = pairsort.expand(*one, code, cell)
+            self._code, self._cell = grouped.merge_sorted(self._code, self._cell, code, cell)
         if self._pending:
             code, cell = _reduce(np.concatenate([c for c, _ in self._pending]), np.concatenate([v for _, v in self._pending]))
             self._pending, self._pending_cells = [], 0
             self._code, self._cell = grouped.merge_sorted(self._code, self._cell, code, cell)
 
+    def _expand(self) -> None:  # one-row cells (16 bytes) joined to the full cells (40 bytes)
+        if self._one is not None:
+            self._code, self._cell = pairsort.expand(*self._one, self._code, self._cell)
+            self._one = None
+
     # -- reading ------------------------------------------------------------------------------
+    @property
+    def n_cells(self) -> int:
+        """Occupied ``(group, bin, class)`` cells, the size of the state."""
+        self._consolidate()
+        return int(self._code.shape[0]) + (0 if self._one is None else int(self._one[0].shape[0]))
+
     def _group_cells(self, gid: int) -> tuple[np.ndarray, np.ndarray]:
         self._consolidate()
         span = 3 * self.grid.n_bins
+        if self._one is not None:
+            code, cell = pairsort.group_slice(*self._one, self._code, self._cell, gid * span, (gid + 1) * span)
+            return code - gid * span, cell
         a, b = np.searchsorted(self._code, [gid * span, (gid + 1) * span])
         return self._code[a:b] - gid * span, self._cell[a:b]
 
@@ -297,9 +321,11 @@ class SketchSet:
 
         ``group`` indexes :meth:`keys`; ``class`` is 0 (negative), 1 (positive) or 2 (label not
         arrived, :data:`UNLABELLED`); ``cells`` has shape (k, 4): ``[weight, min, max, score_sum]``.
-        The arrays are the set's own: do not modify them.
+        The arrays are the set's own: do not modify them. One-row cells kept as (code, score)
+        pairs (16 bytes) become full cells (40 bytes) here, for good.
         """
         self._consolidate()
+        self._expand()
         span = 3 * self.grid.n_bins
         rest = self._code % span
         return self._code // span, rest // 3, rest % 3, self._cell
@@ -349,8 +375,9 @@ class SketchSet:
         return out
 
     def overall(self) -> BinarySketch:
-        """All labelled rows of all groups in one sketch."""
+        """All labelled rows of all groups in one sketch (the cells are stored full, see :meth:`cell_columns`)."""
         self._consolidate()
+        self._expand()
         span = 3 * self.grid.n_bins
         code = self._code % span
         keep = (code % 3) != UNLABELLED
@@ -450,20 +477,9 @@ class SketchSet:
         InputError
             If the reference is keyed otherwise.
         """
-        from ..metrics.segmented import score_histograms, segmented_psi
+        from .sketchset_merge import psi
 
-        if reference.grid != self.grid:
-            raise IncompatibleGridError(f"the reference is on {reference.grid.describe()}, this set on {self.grid.describe()}")
-        positions = [i for i, k in enumerate(self.key_names) if k != "window" or k in reference.key_names]
-        if list(reference.key_names) != [self.key_names[i] for i in positions]:
-            raise InputError(f"the reference must be keyed by {[self.key_names[i] for i in positions]}, "
-                             f"not {list(reference.key_names)}")
-        index = {k: i for i, k in enumerate(reference.keys())}
-        reference_of = np.array([index.get(tuple(key[i] for i in positions), -1) for key in self._keys], dtype=np.int64)
-        g, b, _, c = self.cell_columns()
-        rg, rb, _, rc = reference.cell_columns()
-        return segmented_psi(*score_histograms(g, b, np.ascontiguousarray(c[:, 0])), reference_of,
-                             *score_histograms(rg, rb, np.ascontiguousarray(rc[:, 0])), len(index), buckets=buckets)
+        return psi(self, reference, buckets)
 
     # -- storage ------------------------------------------------------------------------------
     def group_parts(self, key: Key | Any) -> tuple[BinarySketch, bytes | None, dict[str, int | float]]:
@@ -527,7 +543,9 @@ class SketchSet:
         InputError
             If the key names or the positive classes differ.
         """
-        return _remap([self, other], self.key_names, lambda k: k, self.max_groups)
+        from .sketchset_merge import remap
+
+        return remap([self, other], self.key_names, lambda k: k, self.max_groups)
 
     def rollup(self, by: Sequence[str] | None = None, *, window: Callable[[Any], Any] | None = None) -> "SketchSet":
         """Merge groups into coarser ones: keep only the key parts ``by``, and/or map the window.
@@ -555,7 +573,9 @@ class SketchSet:
                 key = (window(key[0]), *key[1:])
             return tuple(key[i] for i in pos)
 
-        return _remap([self], names, coarser, self.max_groups)
+        from .sketchset_merge import remap
+
+        return remap([self], names, coarser, self.max_groups)
 
     def to_bytes(self) -> bytes:
         """The set as versioned, checked bytes (:mod:`streameval.sketch.sketchset_io`)."""
@@ -573,28 +593,3 @@ class SketchSet:
     def __repr__(self) -> str:
         return f"SketchSet(key_names={self.key_names}, groups={len(self)}, rows={self.n_rows})"
 
-
-def _remap(sets: Sequence[SketchSet], names: tuple[str, ...], key_of: Callable[[Key], Key], max_groups: int) -> SketchSet:
-    first = sets[0]
-    out = SketchSet(names, first.grid, max_groups=max_groups)
-    out._labels = LabelEncoder(first._labels.pos_label, first._labels.neg_label)
-    span = 3 * first.grid.n_bins
-    groups, local, cells = [], [], []
-    for s in sets:
-        if s.grid != first.grid:
-            raise IncompatibleGridError(f"cannot merge sketch sets on {s.grid.describe()} and {first.grid.describe()}")
-        if s.key_names != first.key_names:
-            raise InputError(f"cannot merge sketch sets keyed by {list(s.key_names)} and {list(first.key_names)}")
-        _merge_labels(out._labels, s._labels)
-        s._consolidate()
-        gmap = np.array([out._group(key_of(k)) for k in s._keys], dtype=np.int64)
-        if gmap.size:
-            np.add.at(out._ctr, gmap, s._ctr[: len(gmap)])
-        g = s._code // span
-        groups.append(gmap[g] if g.size else g)
-        local.append(s._code % span)
-        cells.append(s._cell)
-        out.weighted = out.weighted or s.weighted
-    out._code, out._cell = grouped.sort_reduce(np.concatenate(groups), np.concatenate(local), np.concatenate(cells),
-                                               len(out._keys), span)
-    return out

@@ -1,0 +1,190 @@
+"""The in-place pair sort and compact cells (kernels/pairsort.py): against NumPy's sort, the
+row-by-row run reduction, the hash table, and, through a SketchSet, a set that never compacts."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from test_sketchset import _build, _frame
+
+from streameval import DEFAULT_GRID, LinearGrid
+from streameval.kernels import grouped, grouped_sort, pairsort
+from streameval.sketch.sketchset import SketchSet
+
+
+@pytest.mark.parametrize("n", [0, 1, 2, 31, 32, 33, 257, 5_000, 200_000])
+@pytest.mark.parametrize("threads", [1, 2, 3])
+@pytest.mark.parametrize("spread", ["wide", "narrow", "skewed"])
+def test_sort_pairs_equals_numpy_and_moves_values_with_keys(n, threads, spread):
+    rng = np.random.default_rng(n + threads)
+    if spread == "wide":  # packed keys as the buffer makes them: code << b | row
+        bits = max((n - 1).bit_length(), 1)
+        keys = (rng.integers(0, 1 << 35, n) << bits) | np.arange(n)
+    elif spread == "narrow":  # fewer than 256 distinct values: one digit
+        keys = rng.permutation(np.arange(n) % 256)[: min(n, 256)]
+        keys = np.unique(keys) if n > 256 else keys
+    else:  # most keys in one top bucket, a few far away
+        keys = np.unique(np.concatenate([rng.integers(0, 1 << 20, n), rng.integers(1 << 50, 1 << 51, max(n // 100, 1))]))
+        keys = rng.permutation(keys)[:n]
+    vals = rng.random(keys.shape[0])
+    of = dict(zip(keys.tolist(), vals.tolist(), strict=True))
+    k, v = keys.copy(), vals.copy()
+    pairsort.sort_pairs(k, v, threads)
+    assert np.array_equal(k, np.sort(keys))
+    assert v.tolist() == [of[x] for x in k.tolist()]
+
+
+def _packed(codes: np.ndarray) -> tuple[np.ndarray, int]:
+    bits = max((codes.shape[0] - 1).bit_length(), 1)
+    return (codes << bits) | np.arange(codes.shape[0]), bits
+
+
+@pytest.mark.parametrize("span", [3_000, 100_000])
+def test_reduce_pairs_gives_the_row_by_row_cells_bit_for_bit(span):
+    """One-row cells in place, the others apart, NaN scores skipped (a cell of NaNs and one
+    score is a one-row cell); joined, the same bits as reduce_run's cells of the same keys."""
+    rng = np.random.default_rng(span)
+    n = 60_000
+    codes = rng.integers(0, span, n)  # ~20 rows per cell, or mostly cells of one row
+    scores = rng.random(n) * 1e3
+    scores[rng.random(n) < 0.05] = np.nan
+    keys, bits = _packed(codes)
+    ref_keys = np.sort(keys)
+    ref_codes, ref_cells = np.empty(n, np.int64), np.empty((n, 4))
+    k = grouped_sort.reduce_run(ref_keys.copy(), bits, np.empty(0, np.int64), scores, scores, False, ref_codes, ref_cells)
+    pk, ps = keys.copy(), scores.copy()
+    pairsort.sort_pairs(pk, ps)
+    full_codes, full_cells = np.empty(n // 2 + 1, np.int64), np.empty((n // 2 + 1, 4))
+    m, j = pairsort.reduce_pairs(pk, ps, bits, full_codes, full_cells)
+    assert m + j == k and j > 0 and (m > 0) == (span > n)
+    assert np.all(np.diff(pk[:m]) > 0) and np.all(full_cells[:j, 0] >= 2)
+    got = pairsort.expand(pk[:m], ps[:m], full_codes[:j], full_cells[:j])
+    assert np.array_equal(got[0], ref_codes[:k]) and np.array_equal(got[1], ref_cells[:k])
+    lo, hi = int(ref_codes[k // 3]), int(ref_codes[2 * k // 3])
+    part = pairsort.group_slice(pk[:m], ps[:m], full_codes[:j], full_cells[:j], lo, hi)
+    inside = (ref_codes[:k] >= lo) & (ref_codes[:k] < hi)
+    assert np.array_equal(part[0], ref_codes[:k][inside]) and np.array_equal(part[1], ref_cells[:k][inside])
+
+
+def test_compact_buffer_equals_the_hash_table_bit_for_bit(monkeypatch):
+    """Unweighted rows sorted with their scores give the hash table's cells and counters bit
+    for bit (score sums added in arrival order), NaN scores and unlabelled rows included."""
+    monkeypatch.setattr(grouped_sort, "MIN_SORT_ROWS", 1)
+    monkeypatch.setattr(grouped_sort, "DENSE", 0.0)
+    grid = DEFAULT_GRID
+    rng = np.random.default_rng(9)
+    n = 80_000
+    gid = rng.integers(0, 50, n)
+    s = np.round(rng.normal(0.5, 0.4, n), 3)
+    s[rng.random(n) < 0.02] = np.nan
+    cls = rng.choice([0, 1, 2], n)
+    args = (*grid.kernel_params(), grid.n_bins, gid, s, cls, np.empty(0), False)
+    buf, c1 = grouped_sort.RowBuffer(), np.zeros((50, 8))
+    for a in range(0, n, 30_000):
+        buf.add(*grid.kernel_params(), grid.n_bins, gid[a:a + 30_000], s[a:a + 30_000], cls[a:a + 30_000],
+                np.empty(0), False, c1)
+    assert buf.compact is None
+    buf.flush()
+    assert buf.compact is not None and not buf.runs
+    codes, cells, one = buf.drain()
+    assert one is not None and one[0].shape[0] > 0 and codes.shape[0] > 0
+    table, c2 = grouped.new_table(), np.zeros((50, 8))
+    table, used = grouped.grouped_update(grouped.reserve(table, 0, n), 0, *args, c2)
+    want = grouped.drain(table, used, 3 * grid.n_bins, 50)
+    got = pairsort.expand(*one, codes, cells)
+    assert np.array_equal(got[0], want[0]) and np.array_equal(got[1], want[1])
+    assert np.array_equal(c1, c2)
+
+
+def test_a_second_run_joins_the_compact_one_to_the_full_runs(monkeypatch):
+    monkeypatch.setattr(grouped_sort, "MIN_SORT_ROWS", 1)
+    monkeypatch.setattr(grouped_sort, "DENSE", 0.0)
+    grid = LinearGrid(0, 1, 1000)
+    rng = np.random.default_rng(2)
+    n = 25_000
+    gid, s, cls = rng.integers(0, 30, n), rng.random(n), rng.integers(0, 2, n)
+    buf, ctr = grouped_sort.RowBuffer(capacity=10_000), np.zeros((30, 8))
+    buf.add(*grid.kernel_params(), grid.n_bins, gid, s, cls, np.empty(0), False, ctr)
+    assert len(buf.runs) == 2 and buf.compact is None and buf.rows == 5_000  # the first, compact, run joined
+    codes, cells, one = buf.drain()
+    assert one is None
+    table, c2 = grouped.new_table(), np.zeros((30, 8))
+    table, used = grouped.grouped_update(grouped.reserve(table, 0, n), 0, *grid.kernel_params(), grid.n_bins, gid, s,
+                                         cls, np.empty(0), False, c2)
+    want = grouped.drain(table, used, 3 * grid.n_bins, 30)
+    assert np.array_equal(codes, want[0]) and np.array_equal(cells[:, :3], want[1][:, :3])
+    np.testing.assert_allclose(cells[:, 3], want[1][:, 3], rtol=1e-13)
+
+
+def _hashed(df, chunk: int) -> SketchSet:
+    ss = SketchSet(["country", "model"])
+    ss._rows.dense = False  # every chunk to the hash table: nothing compact
+    for i in range(0, len(df), chunk):
+        c = df.iloc[i:i + chunk]
+        ss.update({"country": c.country.values, "model": c.model.values}, c.y.values, c.s.values)
+    return ss
+
+
+def test_a_compact_set_reads_as_the_hash_table_set(monkeypatch):
+    """A set kept compact answers per-group reads without expanding and equals, bit for bit, a
+    set built by the hash table: sketches, counts, unlabelled cells, merge, roll-up, bytes."""
+    monkeypatch.setattr(grouped_sort, "MIN_SORT_ROWS", 1000)
+    df = _frame(n=40_000, seed=3, decimals=None, unlabelled=0.1)
+    ss, ref = _build(df, 40_000), _hashed(df, 40_000)
+    assert ss.n_cells == ref.n_cells and ss._one is not None and ss._one[0].shape[0] > 0.5 * ss.n_cells
+    for key in ref.keys():
+        a, b = ss.group_parts(key), ref.group_parts(key)
+        (ka, va), (kb, vb) = a[0]._compact(), b[0]._compact()
+        assert np.array_equal(ka, kb) and np.array_equal(va, vb)
+        assert a[1] == b[1] and a[2] == b[2]
+    assert ss._one is not None  # per-group reads did not expand the set
+    assert ss.rollup(["country"]).to_bytes() == ref.rollup(["country"]).to_bytes()
+    assert ss.merge(ref).to_bytes() == ref.merge(ref).to_bytes()
+    for x, y in zip(ss.cell_columns(), ref.cell_columns(), strict=True):
+        assert np.array_equal(x, y)
+    assert ss._one is None and ss.n_cells == ref.n_cells
+    assert ss.to_bytes() == ref.to_bytes()
+
+
+def test_rows_added_after_a_compact_read_merge_with_it(monkeypatch):
+    monkeypatch.setattr(grouped_sort, "MIN_SORT_ROWS", 1000)
+    df = _frame(n=30_000, seed=5, decimals=None)
+    a, b = _build(df.iloc[:20_000], 20_000), _hashed(df.iloc[:20_000], 20_000)
+    key = a.keys()[0]
+    a.sketch(key)  # sorted, kept compact
+    b.sketch(key)
+    assert a._one is not None
+    for ss in (a, b):
+        c = df.iloc[20_000:]
+        ss.update({"country": c.country.values, "model": c.model.values}, c.y.values, c.s.values)
+    for x, y in zip(a.cell_columns(), b.cell_columns(), strict=True):
+        assert np.array_equal(x[..., :3] if x.ndim == 2 else x, y[..., :3] if y.ndim == 2 else y)
+    np.testing.assert_allclose(a.cell_columns()[3][:, 3], b.cell_columns()[3][:, 3], rtol=1e-13)
+    assert a.overall().roc_auc().value == b.overall().roc_auc().value
+
+
+@pytest.mark.parametrize("later", ["float32", "float64"])
+def test_float32_scores_are_buffered_in_4_bytes_and_widen_exactly(later, monkeypatch):
+    """float32 scores are kept as float32 (exact) while every chunk is float32; a float64 chunk
+    widens the buffered ones; either way the cells equal the hash table's bit for bit."""
+    monkeypatch.setattr(grouped_sort, "MIN_SORT_ROWS", 1000)
+    rng = np.random.default_rng(12)
+    n = 40_000
+    g = rng.integers(0, 400, n)
+    y = (rng.random(n) < 0.3).astype(float)
+    s = rng.random(n).astype(np.float32)
+    s[rng.random(n) < 0.01] = np.nan
+    ss, ref = SketchSet(["g"]), SketchSet(["g"])
+    ref._rows.dense = False
+    for a in range(0, n, 20_000):
+        part = s[a:a + 20_000] if a == 0 or later == "float32" else s[a:a + 20_000].astype(np.float64) / 3
+        for x in (ss, ref):
+            x.update({"g": g[a:a + 20_000]}, y[a:a + 20_000], part, nan_policy="skip")
+        if a == 0:
+            assert ss._rows._scores.dtype == np.float32
+    assert ss._rows._scores.dtype == (np.float32 if later == "float32" else np.float64)
+    ss._consolidate()
+    assert ss._one is not None and ss._one[1].dtype == (np.float32 if later == "float32" else np.float64)
+    for x, z in zip(ss.cell_columns(), ref.cell_columns(), strict=True):
+        assert np.array_equal(x, z)
+    assert np.array_equal(ss.group_counters()["n_nan"], ref.group_counters()["n_nan"])
