@@ -33,11 +33,16 @@ class KeyEncoder:
     new_group : callable
         ``new_group(key) -> int``: the group index of a key tuple, creating the group if needed
         (it may raise, e.g. past a cap on the number of groups).
+    new_groups : callable, optional
+        ``new_groups(keys) -> int64 array``: the same for a list of distinct keys at once (a
+        chunk's new keys; thousands of them when a log starts).
     """
 
-    def __init__(self, key_names: Sequence[str], new_group: Callable[[Key], int]) -> None:
+    def __init__(self, key_names: Sequence[str], new_group: Callable[[Key], int],
+                 new_groups: Callable[[list[Key]], npt.NDArray[np.int64]] | None = None) -> None:
         self.key_names = tuple(key_names)
         self._new_group = new_group
+        self._new_groups = new_groups
         self._values: list[list[Any]] = [[] for _ in self.key_names]  # per key column: value id -> value
         self._value_index: list[dict[Any, int]] = [{} for _ in self.key_names]
         self._combos: dict[tuple[int, ...], int] = {}  # value ids -> group
@@ -175,12 +180,24 @@ class KeyEncoder:
         out[found] = known_gid[pos[found]]
         new = np.flatnonzero(~found)
         if new.shape[0]:
-            combos = zip(*(col[new].tolist() for col in ids), strict=True)
-            out[new] = np.fromiter((self._combo_group(c) for c in combos), dtype=np.int64, count=new.shape[0])
+            out[new] = self._new_combos([col[new] for col in ids])
             codes, gids = np.concatenate([known, packed[new]]), np.concatenate([known_gid, out[new]])
             order = np.argsort(codes, kind="stable")
             self._packed = (codes[order], gids[order])
         return out
+
+    def _new_combos(self, ids: list[npt.NDArray[np.int64]]) -> npt.NDArray[np.int64]:
+        """Groups of distinct value-id combinations not in the packed table, created in one call
+        of ``new_groups`` when there is one (one at a time otherwise, or when some are known)."""
+        lists = [col.tolist() for col in ids]
+        combos = list(zip(*lists, strict=True))
+        if self._new_groups is None or not self._combos.keys().isdisjoint(combos):
+            return np.fromiter((self._combo_group(c) for c in combos), dtype=np.int64, count=len(combos))
+        keys = list(zip(*(map(values.__getitem__, col) for values, col in zip(self._values, lists, strict=True)),
+                        strict=True))
+        gids = self._new_groups(keys)
+        self._combos.update(zip(combos, gids.tolist(), strict=True))
+        return gids
 
     def _combo_group(self, combo: tuple[int, ...]) -> int:
         gid = self._combos.get(combo)

@@ -103,7 +103,7 @@ class SketchSet:
         self._table = grouped.new_table()  # cells added by update, not yet sorted (see kernels.grouped)
         self._used = 0
         self._rows = grouped_sort.RowBuffer()  # or rows buffered to be sorted, when most rows are cells of their own
-        self._encoder = KeyEncoder(self.key_names, self._group)
+        self._encoder = KeyEncoder(self.key_names, self._group, self._new_groups)
         # per group, one 64-byte line: the _INT counters then the _FLOAT sums (counts exact below 2**53)
         self._ctr = np.zeros((0, len(_INT) + len(_FLOAT)), dtype=np.float64)
         self.weighted = False
@@ -180,20 +180,25 @@ class SketchSet:
 
     def _group(self, key: Key) -> int:
         gid = self._index.get(key)
-        if gid is None:
-            if len(self._keys) >= self.max_groups:
-                raise InputError(
-                    f"more than {self.max_groups:,} groups of {', '.join(self.key_names) or 'rows'} "
-                    f"(the newest is {key!r}); a slice column with very many values (an id?) makes a "
-                    "group per value: slice by a coarser column, or raise max_groups (--max-groups)"
-                )
-            gid = len(self._keys)
-            self._keys.append(key)
-            self._index[key] = gid
-            if gid >= self._ctr.shape[0]:
-                cap = max(16, 2 * self._ctr.shape[0])
-                self._ctr = np.pad(self._ctr, ((0, cap - self._ctr.shape[0]), (0, 0)))
-        return gid
+        return int(self._new_groups([key])[0]) if gid is None else gid
+
+    def _new_groups(self, keys: list[Key]) -> np.ndarray:
+        """Indices of distinct keys, creating the groups of new ones in order (in bulk when all are new)."""
+        start = len(self._keys)
+        if start + len(keys) > self.max_groups:
+            raise InputError(
+                f"more than {self.max_groups:,} groups of {', '.join(self.key_names) or 'rows'} "
+                f"(the newest is {keys[max(self.max_groups - start, 0)]!r}); a slice column with very many "
+                "values (an id?) makes a group per value: slice by a coarser column, or raise max_groups (--max-groups)"
+            )
+        if not self._index.keys().isdisjoint(keys):
+            return np.array([self._group(k) for k in keys], dtype=np.int64)
+        self._keys.extend(keys)
+        self._index.update(zip(keys, range(start, len(self._keys)), strict=True))
+        if len(self._keys) > self._ctr.shape[0]:
+            cap = max(16, 2 * self._ctr.shape[0], len(self._keys))
+            self._ctr = np.pad(self._ctr, ((0, cap - self._ctr.shape[0]), (0, 0)))
+        return np.arange(start, len(self._keys), dtype=np.int64)
 
     # -- update -------------------------------------------------------------------------------
     def update(
