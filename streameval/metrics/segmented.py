@@ -19,7 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from ..kernels.grouped import segment_cumsum, segment_sum
+from ..kernels.segments import segment_cumsum, segment_sum
 from .auc import _group, _integral
 
 __all__ = ["SegmentedTable", "segmented_roc_auc", "segmented_average_precision", "segmented_confusion",

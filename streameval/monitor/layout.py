@@ -4,8 +4,11 @@ Schema version 2 (``docs/monitoring-store.md``) keeps each ingested file's contr
 two tables: ``groups`` (one row per (file, window, slice): the key and the group's counters) and
 ``cells`` (one row per occupied (file, group, bin, class): weight, min, max, score sum). Reading
 90 days x 1,000 slices is then one columnar scan of each table into Arrow, and merging by key is
-NumPy work plus one compiled sort (:func:`streameval.kernels.grouped.sort_reduce`): no Python per
-group or per cell, no per-group BLOB to parse.
+NumPy work: one stable sort of the cells by output code, and, only where cells of several stored
+groups meet, their sums added left to right (:func:`streameval.kernels.segments.run_sum`, the
+order :func:`streameval.kernels.grouped.sort_reduce` adds them in). No Python per group or per
+cell, no per-group BLOB to parse, and no compiled kernel: the first call of one costs a fresh
+process Numba's initialisation (~0.7-1.3 s of CPU), more than the whole merge.
 """
 
 from __future__ import annotations
@@ -16,7 +19,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from ..kernels.grouped import sort_reduce
+from ..kernels.segments import run_sum
 from ..sketch.sketchset import SketchSet
 
 __all__ = ["COUNTERS", "GROUPS_DDL", "CELLS_DDL", "tables_of", "read_sketchset"]
@@ -128,6 +131,72 @@ def _codes(column: Any) -> tuple[np.ndarray, list[Any]]:
     return _np(enc.indices).astype(np.int64), _pylist(enc.dictionary)
 
 
+def _keys_of(codes: np.ndarray, values: list[list[Any]]) -> list[tuple[Any, ...]]:
+    """The key tuples of mixed-radix codes (the first part varies fastest); a part whose values
+    are tuples (the kept slice values) adds one key column per tuple item."""
+    columns: list[list[Any]] = []
+    rest = codes.astype(np.int64)
+    for vals in values:
+        size = max(len(vals), 1)
+        picked = [vals[i] for i in (rest % size).tolist()]
+        rest = rest // size
+        if vals and isinstance(vals[0], tuple):
+            columns.extend([t[j] for t in picked] for j in range(len(vals[0])))
+        else:
+            columns.append(picked)
+    if not columns:
+        return [() for _ in range(codes.shape[0])]
+    return list(zip(*columns, strict=True))
+
+
+def merge_cells(group: np.ndarray, local: np.ndarray, columns: Sequence[np.ndarray],
+                span: int) -> tuple[np.ndarray, np.ndarray]:
+    """Cells of many stored groups merged by output group: ``(codes, cells)`` sorted by code.
+
+    Parameters
+    ----------
+    group : int64 array of shape (m,)
+        Each cell's output group.
+    local : int64 array of shape (m,)
+        Each cell's code inside its group (``bin * 3 + class``, below ``span``).
+    columns : four float64 arrays of shape (m,)
+        ``weight, min, max, score_sum``.
+    span : int
+
+    Returns
+    -------
+    codes : int64 array of shape (k,)
+        ``group * span + local``, strictly increasing.
+    cells : float64 array of shape (k, 4)
+
+    Notes
+    -----
+    The same cells as :func:`streameval.kernels.grouped.sort_reduce` (a test compares them): a
+    stable sort by code, then the cells of one code combine in input order, weights and score
+    sums added left to right (min/max of equal values of opposite signs of zero may keep the
+    other zero). When no two cells share a code (each output group from one stored group, as
+    in a report by the stored windows and slices), the sort is all there is.
+    """
+    code = group * span + local
+    order = np.argsort(code, kind="stable")
+    code = code[order]
+    m = code.shape[0]
+    new = np.ones(m, dtype=bool)
+    new[1:] = code[1:] != code[:-1]
+    cells = np.empty((m, 4))
+    for j, column in enumerate(columns):
+        np.take(column, order, out=cells[:, j])
+    if bool(new.all()):
+        return code, cells
+    starts = np.flatnonzero(new)
+    out = np.empty((starts.shape[0], 4))
+    sums = run_sum(cells[:, [0, 3]], np.append(starts, m))
+    out[:, 0], out[:, 3] = sums[:, 0], sums[:, 1]
+    out[:, 1] = np.minimum.reduceat(cells[:, 1], starts)
+    out[:, 2] = np.maximum.reduceat(cells[:, 2], starts)
+    return code[starts], out
+
+
 def read_sketchset(
     con: Any,
     *,
@@ -206,14 +275,7 @@ def read_sketchset(
         radix *= max(len(vals), 1)
     uniq_codes, merged = np.unique(combined, return_inverse=True)
     merged = merged.reshape(-1)
-    keys = []
-    for c in uniq_codes.tolist():
-        key: list[Any] = []
-        for vals in values:
-            v = vals[c % len(vals)]
-            key.extend(v) if isinstance(v, tuple) else key.append(v)
-            c //= len(vals)
-        keys.append(tuple(key))
+    keys = _keys_of(uniq_codes, values)
     n_out = len(keys)
     counters = np.zeros((n_out, len(COUNTERS)))
     for j, name in enumerate(COUNTERS):
@@ -231,8 +293,9 @@ def read_sketchset(
     cg = _np(cells.column("gid")).astype(np.int64)
     # groups are ordered by (file_id, gid): a cell's group row is found by binary search
     row = np.searchsorted(file_ids * (1 << 32) + gids, cf * (1 << 32) + cg)
-    values_2d = np.stack([_np(cells.column(c)) for c in ("weight", "min", "max", "score_sum")], axis=1)
     local = _np(cells.column("bin")).astype(np.int64) * 3 + _np(cells.column("class")).astype(np.int64)
-    codes, merged_cells = sort_reduce(merged[row] if row.size else row, local, values_2d, n_out, 3 * grid.n_bins)
+    codes, merged_cells = merge_cells(merged[row] if row.size else row, local,
+                                      [_np(cells.column(c)) for c in ("weight", "min", "max", "score_sum")],
+                                      3 * grid.n_bins)
     return SketchSet.from_cells(key_names, grid, keys, counters, codes, merged_cells, pos_label=labels[0],
                                 neg_label=labels[1], weighted=weighted, max_groups=max_groups)

@@ -15,7 +15,6 @@ import io
 import json
 import math
 import warnings
-from dataclasses import dataclass, field
 from typing import Any, Sequence
 
 import numpy as np
@@ -24,6 +23,7 @@ from ..errors import UndefinedMetricWarning
 from ..metrics.segmented import SegmentedTable, segmented_average_precision, segmented_confusion, segmented_roc_auc
 from ..metrics.thresholds import check_rule
 from ..sketch.sketchset import UNLABELLED, SketchSet
+from .columns import float_values
 
 __all__ = ["SliceTable", "SLICE_SCHEMA_VERSION"]
 
@@ -36,20 +36,24 @@ _HEADERS = {"labelled_fraction": "labelled", "average_precision": "AP", "prevale
 _SCREEN = ("n_rows", "labelled_fraction", "prevalence", "roc_auc", "average_precision", "log_loss", "psi")
 
 
-def _nulls(values: np.ndarray) -> list[float | None]:
-    """Floats as a column: NaN and infinities become None (undefined, JSON null)."""
-    values = np.asarray(values, dtype=np.float64)
-    out = values.astype(object)
-    out[~np.isfinite(values)] = None
-    listed: list[float | None] = out.tolist()
-    return listed
+Column = Any  # float64 array (non-finite: null), int64 array, or a list of Python values (key columns)
 
 
-def _add(data: dict[str, list[Any]], name: str, values: np.ndarray) -> None:
-    data.setdefault(name, []).extend(_nulls(values))
+def _floats(values: Any) -> np.ndarray:
+    """A float column: float64, NaN standing for null (every non-finite value is null)."""
+    return np.asarray(values, dtype=np.float64)
 
 
-def _area_data(data: dict[str, list[Any]], t: SegmentedTable, prefix: str = "") -> None:
+def _add(data: dict[str, list[np.ndarray]], name: str, values: np.ndarray) -> None:
+    """Append one batch of groups' values to a column (concatenated by :func:`_joined`)."""
+    data.setdefault(name, []).append(_floats(values))
+
+
+def _joined(parts: dict[str, list[np.ndarray]]) -> dict[str, Column]:
+    return {name: np.concatenate(arrays) if len(arrays) != 1 else arrays[0] for name, arrays in parts.items()}
+
+
+def _area_data(data: dict[str, list[np.ndarray]], t: SegmentedTable, prefix: str = "") -> None:
     """Counts, prevalence, ROC-AUC and average precision (with binning bounds) of every group."""
     total = t.P + t.N
     _add(data, prefix + "positives", t.P)
@@ -62,7 +66,7 @@ def _area_data(data: dict[str, list[Any]], t: SegmentedTable, prefix: str = "") 
             _add(data, prefix + name + suffix, np.where(both, values, np.nan))
 
 
-def _rate_data(data: dict[str, list[Any]], t: SegmentedTable, grid: Any, thresholds: Sequence[float],
+def _rate_data(data: dict[str, list[np.ndarray]], t: SegmentedTable, grid: Any, thresholds: Sequence[float],
                positive_if: str, prefix: str = "") -> int:
     """Precision, recall, FPR and F1 of every group at each threshold; returns how many
     (group, threshold) counts fell inside a bin and were moved to the nearest exact threshold."""
@@ -98,7 +102,7 @@ def _batches(group: np.ndarray, n: int) -> list[tuple[int, int]]:
     return list(zip(edges[:-1], edges[1:], strict=True))
 
 
-def _ci_columns(data: dict[str, list[Any]], sketches: SketchSet, keys: list[Any], ci: Any) -> None:
+def _ci_columns(data: dict[str, Column], sketches: SketchSet, keys: list[Any], ci: Any) -> None:
     """Sampling confidence intervals of the AUC, group by group (DeLong needs each group's bins)."""
     from ..stats import roc_auc_ci
 
@@ -110,7 +114,7 @@ def _ci_columns(data: dict[str, list[Any]], sketches: SketchSet, keys: list[Any]
             if t.P > 0 and t.N > 0:
                 band = roc_auc_ci(t, ci.level, ci.auc_method)
                 bands[i] = band.ci_lower, band.ci_upper
-    data["roc_auc_ci_lower"], data["roc_auc_ci_upper"] = _nulls(bands[:, 0]), _nulls(bands[:, 1])
+    data["roc_auc_ci_lower"], data["roc_auc_ci_upper"] = bands[:, 0].copy(), bands[:, 1].copy()
 
 
 def _estimate_table(group: np.ndarray, bins: np.ndarray, cls: np.ndarray, cells: np.ndarray, n: int) -> SegmentedTable:
@@ -132,9 +136,22 @@ def _estimate_table(group: np.ndarray, bins: np.ndarray, cls: np.ndarray, cells:
                                      np.tile(np.array([0, 1], dtype=np.int64), g.shape[0])[keep], out[keep], n)
 
 
-@dataclass
 class SliceTable:
     """Metrics per (window, slice...), one tidy row each, with the sketches they come from.
+
+    Parameters
+    ----------
+    sketches : SketchSet
+    rows : list of dict, optional
+        The rows (see :attr:`rows`); not needed when ``data`` is given.
+    columns : list of str
+    provenance : dict, optional
+    notes : list of str, optional
+    overall : Report, optional
+    data : dict of column name -> column, optional
+        The values by column, as :meth:`from_sketchset` computes them: float64 arrays (a
+        non-finite value is null), int64 arrays, or lists of Python values (the key columns);
+        :attr:`rows` is then built from them when first read.
 
     Attributes
     ----------
@@ -142,6 +159,8 @@ class SliceTable:
         The per-group sketches (merge, roll up or save them for later).
     rows : list of dict
         One dict per group with the columns of :attr:`columns`; JSON-ready (undefined is None).
+        Built on first use from the columns (90,000 dicts take ~0.5 s, which a CSV or a
+        terminal view does not need); assigning a list replaces the table's values.
     columns : list of str
         Column names in order: the key names, ``n_rows``, ``n_labelled``, ``labelled_fraction``,
         ``positives``, ``negatives``, ``prevalence``, ``roc_auc`` (+ ``_lower``/``_upper``
@@ -154,15 +173,53 @@ class SliceTable:
         The report of all rows together (set by :func:`streameval.evaluate`).
     """
 
-    sketches: SketchSet
-    rows: list[dict[str, Any]]
-    columns: list[str]
-    provenance: dict[str, Any] = field(default_factory=dict)
-    notes: list[str] = field(default_factory=list)
-    overall: Any = None  # the Report of all rows, when built by evaluate()
-    # the same values by column, for to_arrow (valid while `rows` is the list they were built with)
-    _columns: dict[str, list[Any]] | None = field(default=None, repr=False, compare=False)
-    _columns_rows: list[dict[str, Any]] | None = field(default=None, repr=False, compare=False)
+    def __init__(
+        self,
+        sketches: SketchSet,
+        rows: list[dict[str, Any]] | None = None,
+        columns: Sequence[str] = (),
+        provenance: dict[str, Any] | None = None,
+        notes: list[str] | None = None,
+        overall: Any = None,
+        *,
+        data: dict[str, Column] | None = None,
+    ) -> None:
+        if rows is None and data is None:
+            raise ValueError("SliceTable needs rows or data")
+        self.sketches = sketches
+        self.columns = list(columns)
+        self.provenance = dict(provenance or {})
+        self.notes = list(notes or [])
+        self.overall = overall  # the Report of all rows, when built by evaluate()
+        self._rows = rows
+        self._data = data  # the values by column, while `rows` has not been replaced
+
+    def __repr__(self) -> str:
+        return f"SliceTable(columns={self.columns!r}, rows={self._n_rows()}, keys={list(self.sketches.key_names)!r})"
+
+    def _n_rows(self) -> int:
+        if self._data is not None and self.columns:
+            return len(self._data[self.columns[0]])
+        return len(self.rows)
+
+    @property
+    def rows(self) -> list[dict[str, Any]]:
+        """One dict per group (see the class docstring), built from the columns on first use."""
+        if self._rows is None:
+            data = self._data or {}
+            lists = [_python_values(data[c]) for c in self.columns]
+            self._rows = [dict(zip(self.columns, values, strict=True)) for values in zip(*lists, strict=True)]
+        return self._rows
+
+    @rows.setter
+    def rows(self, rows: list[dict[str, Any]]) -> None:
+        self._rows, self._data = rows, None
+
+    def _column(self, name: str) -> Column | None:
+        """A column's values as computed (None once :attr:`rows` was replaced, or unknown)."""
+        if self._data is None or (self._rows is not None and len(self._rows) != len(self._data.get(name, ()))):
+            return None
+        return self._data.get(name)
 
     @classmethod
     def from_sketchset(
@@ -222,32 +279,31 @@ class SliceTable:
             inexact += _rate_data(lab_rates, lab, sketches.grid, thresholds, positive_if)
             _area_data(est_columns, est, "est_")
             inexact += _rate_data(est_columns, est, sketches.grid, thresholds, positive_if, "est_")
-        data: dict[str, list[Any]] = {name: [k[i] for k in keys] for i, name in enumerate(sketches.key_names)}
-        data["n_rows"] = ctr["n_rows"].tolist()
-        n_labelled = ctr["n_rows"] - ctr["n_unlabelled"]
-        data["n_labelled"] = n_labelled.tolist()
+        data: dict[str, Column] = {name: [k[i] for k in keys] for i, name in enumerate(sketches.key_names)}
+        data["n_rows"] = ctr["n_rows"].astype(np.int64)
+        n_labelled = (ctr["n_rows"] - ctr["n_unlabelled"]).astype(np.int64)
+        data["n_labelled"] = n_labelled
         with np.errstate(invalid="ignore", divide="ignore"):
-            data["labelled_fraction"] = _nulls(n_labelled / ctr["n_rows"])
-        data.update(lab_areas)
+            data["labelled_fraction"] = _floats(n_labelled / ctr["n_rows"])
+        data.update(_joined(lab_areas))
         if ci is not None:
             _ci_columns(data, sketches, keys, ci)
         with np.errstate(invalid="ignore", divide="ignore"):
             for name, total in (("log_loss", ctr["log_loss_sum"]), ("brier", ctr["brier_sum"])):
                 value = np.where(ctr["n_outside"] > 0, np.nan, total / ctr["prob_weight"])  # outside [0, 1]: undefined
-                data[name] = _nulls(np.where(ctr["prob_weight"] > 0, value, np.nan))
+                data[name] = _floats(np.where(ctr["prob_weight"] > 0, value, np.nan))
         if reference is not None:
-            data["psi"] = _nulls(sketches.psi(reference))
-        data.update(lab_rates)
-        data.update(est_columns)
+            data["psi"] = _floats(sketches.psi(reference))
+        data.update(_joined(lab_rates))
+        data.update(_joined(est_columns))
         columns = list(data)
-        rows = [dict(zip(columns, values, strict=True)) for values in zip(*data.values(), strict=True)]
         notes = []
         if inexact:
             notes.append(
                 f"{inexact} threshold rate(s) fell inside a bin whose scores straddle the threshold and are "
                 "given at the nearest exact threshold; add the thresholds to the grid as cuts for exact counts"
             )
-        if any(r.get("n_labelled", 0) < r.get("n_rows", 0) for r in rows):
+        if bool(np.any(n_labelled < data["n_rows"])):
             notes.append(
                 "est_ columns estimate the performance of rows whose labels have not arrived, assuming the "
                 "scores are calibrated probabilities (confidence-based performance estimation); they are "
@@ -262,19 +318,20 @@ class SliceTable:
         prov["positive_if"] = positive_if
         if ci is not None:
             prov["ci"] = {"level": ci.level, "auc_method": ci.auc_method, "rate_method": ci.rate_method}
-        prov["groups"] = len(rows)
-        return cls(sketches, rows, columns, prov, notes, _columns=data, _columns_rows=rows)
+        prov["groups"] = len(keys)
+        return cls(sketches, None, columns, prov, notes, data=data)
 
     # -- tables -------------------------------------------------------------------------------
     def to_arrow(self) -> Any:
         """The table as a ``pyarrow.Table``."""
         import pyarrow as pa
 
-        if not self.rows:
+        if self._n_rows() == 0:
             return pa.table({c: [] for c in self.columns})
-        cols = self._columns
-        if cols is not None and self._columns_rows is self.rows and all(len(cols[c]) == len(self.rows) for c in self.columns):
-            return pa.table({c: cols[c] for c in self.columns})  # ~6x faster than from rows
+        if self._data is not None and all(self._column(c) is not None for c in self.columns):
+            from .columns import arrow_column
+
+            return pa.table({c: arrow_column(self._data[c]) for c in self.columns})
         return pa.Table.from_pylist(self.rows)
 
     def to_polars(self) -> Any:
@@ -305,11 +362,9 @@ class SliceTable:
 
     def to_csv(self) -> str:
         """All rows as CSV (Arrow's writer; timestamps in ISO-8601)."""
-        import pyarrow.csv as pacsv
+        from .columns import write_csv_text
 
-        buf = io.BytesIO()
-        pacsv.write_csv(self.to_arrow(), buf)
-        return buf.getvalue().decode()
+        return write_csv_text(self.to_arrow())
 
     def to_markdown(self, sort_by: str = "roc_auc", limit: int = 200) -> str:
         """The rows shown on screen (see :meth:`view`) as a GitHub-flavoured Markdown table."""
@@ -356,11 +411,29 @@ class SliceTable:
         """
         if sort_by not in self.columns:
             raise ValueError(f"cannot sort by {sort_by!r}; columns: {', '.join(self.columns)}")
-        if len(self.rows) <= limit:
+        if self._n_rows() <= limit:
             return list(self.rows)
-        defined = sorted((r for r in self.rows if r.get(sort_by) is not None), key=lambda r: r[sort_by])
         half = limit // 2
-        return defined[:half] + defined[-(limit - half):] if len(defined) > limit else defined
+        col = self._column(sort_by)
+        if isinstance(col, np.ndarray) and col.dtype in (np.float64, np.int64):  # sort the column, build shown rows only
+            defined = np.flatnonzero(np.isfinite(col)) if col.dtype == np.float64 else np.arange(col.shape[0])
+            order = defined[np.argsort(col[defined], kind="stable")]  # stable, as sorted() on the rows
+            picked = np.r_[order[:half], order[-(limit - half):]] if order.shape[0] > limit else order
+            return [self._row(i) for i in picked.tolist()]
+        rows = sorted((r for r in self.rows if r.get(sort_by) is not None), key=lambda r: r[sort_by])
+        return rows[:half] + rows[-(limit - half):] if len(rows) > limit else rows
+
+    def _row(self, i: int) -> dict[str, Any]:
+        """Row ``i`` (the same dict as ``rows[i]`` once :attr:`rows` is built)."""
+        if self._rows is not None or self._data is None:
+            return self.rows[i]
+        return {c: _python_value(self._data[c], i) for c in self.columns}
+
+    def _any_defined(self, name: str) -> bool:
+        col = self._column(name)
+        if isinstance(col, np.ndarray) and col.dtype == np.float64:
+            return bool(np.isfinite(col).any())
+        return any(r.get(name) is not None for r in self.rows)
 
     def to_text(self, width: int = 120, sort_by: str = "roc_auc", limit: int = _SHOW) -> str:
         """The terminal rendering as plain text."""
@@ -378,7 +451,7 @@ class SliceTable:
         keys = list(self.sketches.key_names)
         shown = keys + [c for c in _SCREEN if c in self.columns]
         shown += [c for c in self.columns if c.startswith(("recall@", "precision@"))][:4]
-        if any(r.get("est_roc_auc") is not None for r in self.rows):
+        if self._any_defined("est_roc_auc"):
             shown.append("est_roc_auc")
         t = Table(title="streameval slices (value \\[binning bounds])", header_style="bold")
         for c in shown:
@@ -389,8 +462,8 @@ class SliceTable:
 
     def _footer(self, sort_by: str, limit: int) -> list[str]:
         out = []
-        if len(self.rows) > limit:
-            out.append(f"{len(self.rows):,} rows; showing the {limit // 2} lowest and {limit - limit // 2} highest by "
+        if self._n_rows() > limit:
+            out.append(f"{self._n_rows():,} rows; showing the {limit // 2} lowest and {limit - limit // 2} highest by "
                        f"{sort_by} (all rows: --format json or csv, or SliceTable.to_arrow())")
         return out + [f"note: {n}" for n in self.notes]
 
@@ -400,6 +473,20 @@ class SliceTable:
 
     def __str__(self) -> str:
         return self.to_text()
+
+
+def _python_values(col: Column) -> list[Any]:
+    """A column as JSON-ready Python values (floats: None for undefined)."""
+    if isinstance(col, np.ndarray):
+        return float_values(col) if col.dtype == np.float64 else list(col.tolist())
+    return list(col)
+
+
+def _python_value(col: Column, i: int) -> Any:
+    if isinstance(col, np.ndarray):
+        v = col[i].item()
+        return None if isinstance(v, float) and not math.isfinite(v) else v
+    return col[i]
 
 
 def _json_value(v: Any) -> Any:
