@@ -10,14 +10,14 @@ from __future__ import annotations
 
 import datetime as _dt
 import time as _time
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Iterable, Iterator, Sequence, cast
 
 from .errors import InputError, InputTypeError, UsageError
 from .grid import Grid, parse_grid
 from .progress import progress_callback
 from .sketch.sketchset import DEFAULT_MAX_GROUPS, SketchSet
 from .sources import DEFAULT_BATCH_ROWS, LABEL, SCORE, WEIGHT, open_source
-from .windows import parse_window, window_keys
+from .windows import Window, parse_window, window_keys
 
 __all__ = ["sketch_slices", "WINDOW_KEY"]
 
@@ -108,15 +108,16 @@ def sketch_slices(
     columns = {SCORE: score, LABEL: label, **({WEIGHT: weight} if weight else {}), **extra}
     rows = 0
     with progress_callback(progress, src.rows_estimate, src.description) as on_rows:
-        for chunk in _read_ahead(src.chunks()):  # the next batch decodes while this one is binned
+        # the next batch decodes, and gets its windows, while this one is binned
+        for item in _read_ahead(cast(Iterable[Any], _with_windows(src.chunks(), win, tz, time or ""))):
+            chunk, windows = cast(tuple[Any, Any], item)
             batch = chunk.batch
             names_in = batch.schema.names
             keys = [batch.column(a) for a in _key_aliases(by)]
-            if win is not None:
-                try:
-                    keys.insert(0, window_keys(batch.column(_TIME), win, tz, column=time or ""))
-                except UsageError as exc:
-                    raise UsageError(f"{chunk.origin}: {exc}") from None
+            if isinstance(windows, UsageError):  # raised in chunk order, after the earlier chunks' errors
+                raise windows
+            if windows is not None:
+                keys.insert(0, windows)
             y = batch.column(LABEL)
             if rows == 0 and pos_label is not None:
                 pos_label = _coerce_pos_label(pos_label, y.type)
@@ -142,6 +143,20 @@ def sketch_slices(
         "elapsed_seconds": round(_time.perf_counter() - t0, 6),
     }
     return ss, provenance
+
+
+def _with_windows(chunks: Iterable[Any], win: Window | None, tz: str | None,
+                  column: str) -> Iterator[tuple[Any, Any]]:
+    """``(chunk, its window keys)``: None without windows, a UsageError naming the chunk's
+    origin for a bad time column (run on the read-ahead thread: windows are stateless)."""
+    for chunk in chunks:
+        windows: Any = None
+        if win is not None:
+            try:
+                windows = window_keys(chunk.batch.column(_TIME), win, tz, column=column)
+            except UsageError as exc:
+                windows = UsageError(f"{chunk.origin}: {exc}")
+        yield chunk, windows
 
 
 def _numeric(col: Any) -> Any:

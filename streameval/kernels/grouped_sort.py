@@ -63,12 +63,13 @@ _PACKED_BITS = 63
 
 @nb.njit(nogil=True, cache=CACHE, boundscheck=False, error_model="numpy")
 def pack(kind, f0, f1, f2, i0, i1, i2, cuts, n_bins, gid, scores, cls, weights,  # type: ignore[no-untyped-def]
-         weighted, out, counters):
+         weighted, out, counters, out_scores):
     """Cell codes of one chunk, ``out[i] = (gid * n_bins + bin) * 3 + cls`` (0 for a NaN score); adds every row's
     group counters to ``counters`` (as :func:`grouped.grouped_update` does).
 
     Parameters are those of :func:`streameval.kernels.grouped.grouped_update`, plus ``out``, an
-    int64 array of shape (n,).
+    int64 array of shape (n,), and ``out_scores`` (float64 or float32, shape (n,)), which receives
+    the scores (float32 only when they are float32 values).
     """
     n = scores.shape[0]
     keys = np.empty(BLOCK, dtype=np.int64)
@@ -81,10 +82,13 @@ def pack(kind, f0, f1, f2, i0, i1, i2, cuts, n_bins, gid, scores, cls, weights, 
         cl = cls[start:end]
         gb = gid[start:end]
         ob = out[start:end]
+        os_ = out_scores[start:end]
         _block_keys(kind, f0, f1, f2, i0, i1, i2, cuts, sc, keys)
         _row_terms(sc, cl, weights[start:end] if weighted else weights, weighted, terms)
         for j in range(m):  # a NaN score makes no cell: code 0 keeps the codes packable
             ob[j] = (gb[j] * n_bins + keys[j]) * 3 + cl[j] if sc[j] == sc[j] else 0
+        for j in range(m):
+            os_[j] = sc[j]
         for j in range(m):
             count_row(ctr, gb, cl, terms, j, m)
 
@@ -305,8 +309,7 @@ class RowBuffer:
             a, b = self.rows, self.rows + m
             part = slice(done, done + m)
             pack(kind, f0, f1, f2, i0, i1, i2, cuts, n_bins, gid[part], scores[part], cls[part],
-                 weights[part] if weighted else weights, weighted, self._codes[a:b], counters)
-            self._scores[a:b] = scores[part]
+                 weights[part] if weighted else weights, weighted, self._codes[a:b], counters, self._scores[a:b])
             if self._weights is not None:
                 self._weights[a:b] = weights[part] if weighted else 1.0
             self.rows = b
