@@ -90,12 +90,13 @@ class SegmentedTable:
         desc = starts[row_group] + starts[row_group + 1] - 1 - asc
         where = desc[row]
         fields = {}
-        for name, c, f, empty in (("pos", 1, 0, 0.0), ("neg", 0, 0, 0.0), ("pos_min", 1, 1, np.inf),
-                                  ("pos_max", 1, 2, -np.inf), ("neg_min", 0, 1, np.inf), ("neg_max", 0, 2, -np.inf)):
-            arr = np.full(k, empty)
-            mine = cls_ == c
-            arr[where[mine]] = cells[mine, f]
-            fields[name] = arr
+        for c, prefix in ((1, "pos"), (0, "neg")):
+            mine = np.flatnonzero(cls_ == c)
+            at, values = where[mine], cells[mine]
+            for suffix, f, empty in (("", 0, 0.0), ("_min", 1, np.inf), ("_max", 2, -np.inf)):
+                arr = np.full(k, empty)
+                arr[at] = values[:, f]
+                fields[prefix + suffix] = arr
         keys = np.empty(k, dtype=np.int64)
         keys[desc] = bins[new]
         out_group = np.empty(k, dtype=np.int64)
@@ -133,14 +134,18 @@ def _from_bounds(lo: FloatArray, hi: FloatArray) -> tuple[FloatArray, FloatArray
 
 
 def _area(t: SegmentedTable, kind: npt.NDArray[np.int8]) -> FloatArray:
-    """Per group, :func:`.auc._full_area`: the pair count when exact, else the area in rates."""
-    g = t.group
-    P, N = t.P[g], t.N[g]
+    """Per group, :func:`.auc._full_area`: the pair count when exact, else the area in rates;
+    NaN for a group without pairs (its AUC is undefined)."""
     tp_before = t.tp - t.pos
     h = np.where(kind == 2, t.pos, np.where(kind == 0, 0.0, 0.5 * t.pos))
     pairs = t.P * t.N
     with np.errstate(invalid="ignore", divide="ignore"):
         counted = t._sum(t.neg * (tp_before + h)) / pairs
+    if not np.any(pairs >= _EXACT_SUM):  # the area in rates serves only groups of 2**52 pairs or more
+        return np.where(pairs > 0, counted, np.nan)
+    g = t.group
+    P, N = t.P[g], t.N[g]
+    with np.errstate(invalid="ignore", divide="ignore"):
         f1 = t.fp / N
         f0 = f1 - t.neg / N
         t1 = t.tp / P
@@ -150,7 +155,7 @@ def _area(t: SegmentedTable, kind: npt.NDArray[np.int8]) -> FloatArray:
         slope = np.where(dx > 0, (t1 - t0) / dx, 0.0)
         height = np.where(kind == 2, t1, np.where(kind == 0, t0, t0 + 0.5 * width * slope))
         rates = t._sum(width * height)
-    return np.where((pairs > 0) & (pairs < _EXACT_SUM), counted, rates)
+    return np.where((pairs > 0) & (pairs < _EXACT_SUM), counted, np.where(pairs > 0, rates, np.nan))
 
 
 def segmented_roc_auc(t: SegmentedTable) -> tuple[FloatArray, FloatArray, FloatArray]:
