@@ -130,15 +130,27 @@ def _score_columns(arrays: list[Any]) -> Any:
     return ScoreColumns(cols)
 
 
-def _prepared(chunks: Iterator[Any], extra: dict[str, str]) -> Iterator[tuple[Any, Any]]:
-    """``(chunk, score columns or the error gathering them)`` per chunk: run on the reader thread,
-    so that decoding the next batch overlaps binning this one."""
+def _labels(arr: Any) -> Any:
+    """The label column as :func:`_column` gives it, integer labels widened to int64 (the codes
+    of labels ``0..K-1`` are the labels themselves, see ``encode_labels``)."""
+    col = _column(arr)
+    return col.astype(np.int64) if isinstance(col, np.ndarray) and col.dtype.kind in "iu" and col.dtype.itemsize < 8 else col
+
+
+def _prepared(chunks: Iterator[Any], extra: dict[str, str]) -> Iterator[tuple[Any, Any, Any]]:
+    """``(chunk, labels, score columns or the error gathering them)`` per chunk: run on the
+    reader thread, so that decoding the next batch overlaps binning this one. The scores' finite
+    check and the labels' widening happen here too, off the thread that feeds the sketch
+    (:meth:`MulticlassSketch.update` finds the check done)."""
     for chunk in chunks:
         b = chunk.batch
+        labels = _labels(b.column(LABEL))
         try:
-            yield chunk, _score_columns([b.column(SCORE), *(b.column(a) for a in extra)])
+            scores = _score_columns([b.column(SCORE), *(b.column(a) for a in extra)])
+            scores.finite()
+            yield chunk, labels, scores
         except (InputError, InputTypeError, ValueError) as exc:
-            yield chunk, exc
+            yield chunk, labels, exc
 
 
 def sketch_multiclass(
@@ -194,14 +206,14 @@ def sketch_multiclass(
     rows = 0
     with progress_callback(progress, src.rows_estimate, src.description) as on_rows:
         prepared = _prepared(src.chunks(), extra)
-        batches = cast(Iterator[tuple[Any, Any]], _read_ahead(cast(Iterable[Any], prepared))) if n_threads > 1 else prepared
-        for chunk, y_score in batches:
+        batches = cast(Iterator[tuple[Any, Any, Any]], _read_ahead(cast(Iterable[Any], prepared))) if n_threads > 1 else prepared
+        for chunk, y, y_score in batches:
             b = chunk.batch
             try:
                 if isinstance(y_score, Exception):
                     raise y_score
                 w = _column(b.column(WEIGHT)) if WEIGHT in b.schema.names else None
-                sketch.update(_column(b.column(LABEL)), y_score, sample_weight=w)
+                sketch.update(y, y_score, sample_weight=w)
             except (InputError, InputTypeError, ValueError) as exc:
                 raise type(exc)(f"{chunk.origin}: {exc}") from None
             rows += b.num_rows

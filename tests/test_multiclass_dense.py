@@ -139,3 +139,36 @@ def test_compact_cells_survive_a_dense_round_trip():
     s._compact()
     s.update(y[n:], p[n:])
     assert_cells(s, y, p, None, k)
+
+
+@pytest.mark.parametrize("with_pred", [False, True])
+def test_row_statistics_in_two_halves_equal_a_row_by_row_count(with_pred):
+    """An unweighted chunk of 65,536 rows or more counts its confusion and rank tables in two
+    halves (two tasks, added after): the tables equal a row-by-row count and scikit-learn, the
+    rows that do not sum to 1 are all counted, wherever they fall."""
+    from sklearn.metrics import confusion_matrix, log_loss, top_k_accuracy_score
+
+    k, n = 5, 70_001  # odd: the halves differ by one row
+    y, p, _ = data(11, k, ties=False, dtype=np.float64, weighted=False)
+    y, p = np.r_[y, y[:1]], np.vstack([p, p[:1]])
+    p[1::7] = 0.2  # rows of tied scores: the rank's and the argmax's tie rules
+    bad = np.array([0, n // 2 - 1, n // 2, n // 2 + 1, n - 1])  # both ends of both halves
+    p[bad] *= 0.9
+    rng = np.random.default_rng(4)
+    pred = rng.integers(0, k, n) if with_pred else None
+    s = MulticlassSketch(classes=range(k), grid=GRID, pair_grid=PAIRS, threads=2).update(y, p, y_pred=pred)
+    shown = p.argmax(axis=1) if pred is None else pred
+    np.testing.assert_array_equal(s.confusion, confusion_matrix(y, shown, labels=range(k)))
+    # rank of the true class's score: higher scores, and equal scores in later columns, first
+    st = p[np.arange(n), y]
+    later = np.arange(k)[None, :] > y[:, None]
+    rank = np.sum((p > st[:, None]) | ((p == st[:, None]) & later), axis=1)
+    np.testing.assert_array_equal(s.ranks, np.bincount(y * k + rank, minlength=k * k).reshape(k, k))
+    for top in (1, 2, 3):
+        assert s.top_k_accuracy(top) == pytest.approx(top_k_accuracy_score(y, p, k=top, labels=range(k)), abs=1e-12)
+    assert s.counters["n_unnormalized"] == len(bad)
+    with pytest.warns(UserWarning, match="do not sum to one"):
+        got = s.log_loss()
+    with pytest.warns(UserWarning, match="do not sum to one"):
+        ref = log_loss(y, p, labels=range(k))
+    assert got == pytest.approx(ref, rel=1e-12)

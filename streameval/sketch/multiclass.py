@@ -28,7 +28,6 @@ reading, merging or saving compacts the state.
 
 from __future__ import annotations
 
-import math
 import os
 from typing import Any
 
@@ -40,13 +39,13 @@ from ..grid import DEFAULT_GRID, Grid, coarsening_map
 from ..inputs import as_1d_array
 from ..kernels import binary as kernels
 from ..kernels import multiclass as mk
-from ..kernels.multiclass_dense import column_addresses, row_stats
 from ..metrics.table import BinTable
 from . import multiclass_state as ms
 from .binary import SMALL_CHUNK_ROWS, BinarySketch, cpu_count
 from .multiclass_bootstrap import MulticlassReplicates
 from .multiclass_inputs import ScoreColumns, as_matrix, learn_classes, plain, score_columns, validate_chunk
 from .multiclass_metrics import MulticlassMetrics
+from .multiclass_rows import RowStats
 from .multiclass_state import COLUMN_COUNTERS as _COLUMNS
 from .multiclass_state import FLOAT_COUNTERS as _FLOAT
 from .multiclass_state import INT_COUNTERS as _INT
@@ -205,7 +204,8 @@ class MulticlassSketch(MulticlassMetrics):
 
     def _compact(self) -> None:
         if self._tables is not None:
-            self._ovr_keys, self._ovr_values, self._pair_keys, self._pair_values = self._tables.compact()
+            threads = self.threads if self.threads is not None else cpu_count()
+            self._ovr_keys, self._ovr_values, self._pair_keys, self._pair_values = self._tables.compact(threads)
             self._tables = None
 
     # -- update ------------------------------------------------------------------------------
@@ -305,22 +305,8 @@ class MulticlassSketch(MulticlassMetrics):
         n = scores.shape[0]
         weighted = weights is not None
         w = weights if weights is not None else np.empty(0)
-        s_true = np.empty(n)
-        unnormalized = [0]
-        true_sums: list[tuple[int, float, float, float]] = []
         cols = score_columns(scores)
-
-        def rows() -> None:  # one task, run beside the column tasks
-            p = preds if preds is not None else np.empty(0, dtype=np.int64)
-            tol = 1e-8 + math.sqrt(float(np.finfo(scores.dtype).eps))  # scikit-learn's isclose(sum, 1)
-            addresses, like = column_addresses(cols)  # cols stays alive in this frame
-            unnormalized[0] = row_stats(
-                addresses, like, labels, w, weighted, p, preds is not None, self.confusion, self.ranks, s_true, tol
-            )
-            # The log loss of the true-class probabilities: the binary kernel's accurate sums, each
-            # row a "positive" whose probability is its true class's score.
-            true_sums.append(kernels.probability_sums(s_true, np.ones(n, dtype=np.uint8), w, weighted))
-
+        rows = RowStats(cols, labels, weights, preds, self.confusion, self.ranks)  # tasks beside the columns'
         cells = self._ovr_keys.shape[0] + self._pair_keys.shape[0]
         if self._tables is None and n <= SMALL_CHUNK_ROWS and cells <= 8 * n * self.n_classes:
             # Small chunk into a compact sketch: bin by sorting, no writing state (as BinarySketch).
@@ -328,16 +314,17 @@ class MulticlassSketch(MulticlassMetrics):
             new = ms.bin_small(self.grid, pair_grid, as_matrix(scores), labels, weights)
             old = (self._ovr_keys, self._ovr_values, self._pair_keys, self._pair_values)
             self._ovr_keys, self._ovr_values, self._pair_keys, self._pair_values = ms.merge_compact(old, new)
-            rows()
+            for task in rows.tasks:
+                task()
             col = np.array([kernels.probability_sums(cols[j], (labels == j).view(np.uint8), w, weighted) for j in range(self.n_classes)])
         else:
             threads = self.threads if self.threads is not None else cpu_count()
-            col = self._writing().add(ScoreColumns(cols), labels, weights, threads, rows)
-        _, w_in, _, logloss = true_sums[0]
+            col = self._writing().add(ScoreColumns(cols), labels, weights, threads, rows.tasks)
+        unnormalized, w_in, logloss = rows.finish()
         c = self.counters
         c["log_loss_sum"] += logloss
         c["prob_weight"] += w_in
-        c["n_unnormalized"] += int(unnormalized[0])
+        c["n_unnormalized"] += unnormalized
         for i, name in enumerate(("col_n_outside", "col_prob_weight", "col_brier_sum", "col_log_loss_sum")):
             c[name] += col[:, i]
         c["n_outside"] += int(col[:, 0].sum())

@@ -148,13 +148,15 @@ class Shards:
 
     def add(
         self, scores: np.ndarray | ScoreColumns, labels: np.ndarray, weights: np.ndarray | None, threads: int,
-        also: Callable[[], None],
+        also: list[Callable[[], None]],
     ) -> np.ndarray:
-        """Bin a validated chunk, and run ``also`` (the per-row statistics).
+        """Bin a validated chunk, and run the tasks ``also`` (the per-row statistics).
 
         The work is a list of independent tasks: per column, its one-vs-rest histogram and its
         pairwise cells ``(t, j)`` (dense: :func:`~streameval.kernels.multiclass_dense.dense_column`;
-        hashed: its own table), the hashed pairwise tables (one task), and ``also``. With
+        hashed: its own table), the hashed pairwise tables (one task), and ``also`` (last: the
+        two halves of the per-row statistics of an unweighted chunk are smaller than a column
+        task, so the threads end together). With
         ``threads > 1`` and a large chunk, that many threads take the tasks in turn; each task
         owns its cells, so the result does not depend on which thread ran it. Returns per column
         the binary sketch's probability sums ``[n_outside, weight_01, brier_sum, log_loss_sum]``.
@@ -169,7 +171,7 @@ class Shards:
                 tasks.append(lambda j=j: self._add_dense(cols[j], labels, weights, sums, j))  # type: ignore[misc]
             if not self.dense:
                 tasks.append(lambda j=j: self._add_ovr(cols[j], labels, weights, sums, j))  # type: ignore[misc]
-        tasks.append(also)
+        tasks.extend(also)
         _run(tasks, threads if scores.shape[0] >= 1 << 16 else 1)
         return sums
 
@@ -214,15 +216,24 @@ class Shards:
                 if pos < n:
                     self.pairs[t] = grow(keys, cells, self.pair_count[t] + BLOCK)
 
-    def compact(self) -> Compact:
+    def compact(self, threads: int = 1) -> Compact:
         """The compact form. Each shard is freed as soon as it is compacted, the largest set (the
         pairwise tables) first and straight into preallocated output, so the peak stays near the
-        tables' own size."""
+        tables' own size. With ``threads > 1``, dense pairwise cells are gathered on a pool
+        thread while the one-vs-rest cells are (the kernels release the GIL; the same cells)."""
+        pending = None
         if self.pair_dense:
             cells = self.pair_state[:-1]
-            pair_keys = dense.occupied(cells, self.pair_pages)
-            pair_values = dense.gather(cells, pair_keys)
-            self.pair_state = _FREED[1].reshape(0, 4)
+
+            def gather_pairs() -> tuple[np.ndarray, np.ndarray]:
+                pair_keys = dense.occupied(cells, self.pair_pages)
+                return pair_keys, dense.gather(cells, pair_keys)
+
+            if threads > 1 and self.dense:
+                pending = _pool().submit(gather_pairs)
+            else:
+                pair_keys, pair_values = gather_pairs()
+                self.pair_state = _FREED[1].reshape(0, 4)
         else:
             total = int(sum(self.pair_count))
             pair_keys, pair_values = np.empty(total, dtype=np.int64), np.empty((total, 4))
@@ -238,6 +249,9 @@ class Shards:
             ovr_keys = dense.occupied(self.ovr_state, self.ovr_pages)
             ovr_values = dense.gather(self.ovr_state, ovr_keys)
             self.ovr_state = kernels.empty_values(0)
+            if pending is not None:
+                pair_keys, pair_values = pending.result()
+                self.pair_state = _FREED[1].reshape(0, 4)
             return ovr_keys, ovr_values, pair_keys, pair_values
         ok, ov = [], []
         for j in range(self.k):
