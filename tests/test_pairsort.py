@@ -188,3 +188,15 @@ def test_float32_scores_are_buffered_in_4_bytes_and_widen_exactly(later, monkeyp
     for x, z in zip(ss.cell_columns(), ref.cell_columns(), strict=True):
         assert np.array_equal(x, z)
     assert np.array_equal(ss.group_counters()["n_nan"], ref.group_counters()["n_nan"])
+
+
+def test_populate_keeps_contents_and_accepts_any_view():
+    """Mapping pages ahead never changes what was written (written, unwritten, unaligned, tiny)."""
+    a = np.empty(1 << 20, dtype=np.int64)
+    a[:1000] = np.arange(1000)
+    grouped_sort.populate(a[3:])  # unaligned, overlapping written rows
+    grouped_sort.populate(a[:1])  # smaller than a page
+    grouped_sort.populate(np.empty(0))
+    assert np.array_equal(a[:1000], np.arange(1000))
+    a[1000:] = 7
+    assert int(a[1000:].sum()) == 7 * ((1 << 20) - 1000)

@@ -27,6 +27,8 @@ table, which stays small and cache-resident when many rows share a cell.
 
 from __future__ import annotations
 
+import ctypes
+import sys
 import threading
 
 import numba as nb
@@ -56,6 +58,40 @@ PRETOUCH = True
 """Touch a sort's output on a second thread while the keys sort."""
 PAGE = 4096
 """Bytes of the smallest page (:func:`touch`'s stride)."""
+_POPULATE_WRITE = 23  # Linux's MADV_POPULATE_WRITE (5.14+): map pages writable without writing them
+
+
+def _madvise() -> object | None:
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        fn = ctypes.CDLL(None, use_errno=True).madvise
+    except (OSError, AttributeError):
+        return None
+    fn.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
+    fn.restype = ctypes.c_int
+    return fn
+
+
+_MADVISE = _madvise()
+
+
+def populate(view: np.ndarray) -> None:
+    """Map the pages of a contiguous array's fresh memory in one system call, contents unchanged.
+
+    On this VM a page fault costs ~15 us per 4 KB page taken one at a time as rows are written
+    (1.2 GB of buffer at 100M rows: seconds of system time); ``MADV_POPULATE_WRITE`` maps a
+    range at once (80 MB in ~30 ms against ~0.2-0.8 s by faults, measured). A no-op where the
+    call is missing or refused (other systems, older kernels): the pages then fault as before.
+    """
+    if _MADVISE is None or view.nbytes < PAGE:
+        return
+    start = (view.ctypes.data + PAGE - 1) // PAGE * PAGE
+    end = (view.ctypes.data + view.nbytes) // PAGE * PAGE
+    if end > start:
+        _MADVISE(start, end - start, _POPULATE_WRITE)  # type: ignore[operator]
+
+
 _AHEAD = 64  # rows ahead whose score is prefetched by reduce_run (16: 10% slower at 100M rows)
 _PACKED_BITS = 63
 """Code and row bits that fit a packed key; wider codes are sorted stably instead."""
@@ -308,6 +344,8 @@ class RowBuffer:
             m = min(n - done, self.capacity - self.rows)
             a, b = self.rows, self.rows + m
             part = slice(done, done + m)
+            for buffer in (self._codes, self._scores) if self._weights is None else (self._codes, self._scores, self._weights):
+                populate(buffer[a:b])
             pack(kind, f0, f1, f2, i0, i1, i2, cuts, n_bins, gid[part], scores[part], cls[part],
                  weights[part] if weighted else weights, weighted, self._codes[a:b], counters, self._scores[a:b])
             if self._weights is not None:
@@ -361,7 +399,8 @@ class RowBuffer:
         # fresh memory is slow to touch on a VM (page faults): touch the cells on another core while
         # this one sorts (both release the GIL)
         toucher = threading.Thread(target=touch, args=(cells.reshape(-1), PAGE // 8), daemon=True) \
-            if PRETOUCH and n >= MIN_SORT_ROWS else None
+            if PRETOUCH and n >= MIN_SORT_ROWS and _MADVISE is None else \
+            threading.Thread(target=populate, args=(cells,), daemon=True) if PRETOUCH and n >= MIN_SORT_ROWS else None
         if toucher is not None:
             toucher.start()
         if packable:
