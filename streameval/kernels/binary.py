@@ -336,7 +336,13 @@ def _fold_into_dense(state, b, c, src, j):  # type: ignore[no-untyped-def]
     Scalar indexing throughout: with cell views (``state[b, c]``) Numba builds an array view per
     call, which made this fold 2.5x slower.
     """
-    w, lo, hi, sm = src[j, c, W], src[j, c, MIN], src[j, c, MAX], src[j, c, SUM]
+    fold_cell(state, b, c, src[j, c, W], src[j, c, MIN], src[j, c, MAX], src[j, c, SUM])
+
+
+@nb.njit(inline="always", nogil=True)
+def fold_cell(state, b, c, w, lo, hi, sm):  # type: ignore[no-untyped-def]
+    """Fold the non-empty cell ``[w, lo, hi, sm]`` into the dense ``state[b, c]`` (see
+    :func:`_fold_into_dense`)."""
     dw = state[b, c, W]
     if dw == 0.0:
         state[b, c, W] = 0.0 + w

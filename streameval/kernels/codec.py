@@ -39,9 +39,9 @@ import math
 import numba as nb
 import numpy as np
 
-from .binary import LOG_LOSS_EPS, MAX, MIN, SUM, W, bin_indices
+from .binary import LOG_LOSS_EPS, MAX, MIN, SUM, W, bin_indices, fold_cell
 from .cache import ENABLED as CACHE
-from .intrinsics import bits_f32, bits_f64, f32_bits, f64_bits, load_le32, load_le64, log_pos
+from .intrinsics import bits_f32, bits_f64, f32_bits, f64_bits, load_le32, load_le64, log_pos, prefetch
 
 PRESENT, INT, SINGLE, F32 = 1, 2, 4, 8
 MAX_INT_WEIGHT = 1 << 53
@@ -60,7 +60,7 @@ BAD_INT_WEIGHT = 7
 TRAILING = 8
 ZERO_WEIGHT = 9  # a present cell (nibble not 0) holding the empty cell [0 or -0.0, +inf, -inf, 0]
 
-__all__ = ["encode_bins", "decode_checked", "PRESENT", "INT", "SINGLE", "F32", "LOG_SLACK"]
+__all__ = ["encode_bins", "decode_checked", "decode_fold", "PRESENT", "INT", "SINGLE", "F32", "LOG_SLACK"]
 
 
 @nb.njit(inline="always", nogil=True)
@@ -189,6 +189,7 @@ def _get_value(buf, pos, f32):  # type: ignore[no-untyped-def]
 S_T0, S_T1, S_W_IN, S_W_TOUCH, S_B_LO, S_B_HI, S_L_LO, S_L_HI = range(8)
 C_CELLS, C_OUTSIDE, C_FRAC, C_CELLS_OK = range(4)
 CELL_BLOCK = 256  # cells gathered before their ends are binned and their logs taken
+FOLD_LAG = 32  # decode_fold: cells between a bin's prefetch and its fold (a power of two)
 LOG_SLACK = 1e-15
 """Absolute widening, per unit weight, of the log-loss bounds computed by :func:`decode_checked`:
 ``log(1 - x)`` stands for ``log1p(-x)`` (``1 - x`` is exact for ``x >= 1/2`` by Sterbenz's lemma and
@@ -231,7 +232,33 @@ def _log_sum(x, w):  # type: ignore[no-untyped-def]
 @nb.njit(nogil=True, cache=CACHE, boundscheck=False)
 def decode_checked(buf, k, n_bins, kind, f0, f1, f2, i0, i1, i2, cuts, rel_tol, keys, values, sums, counts):  # type: ignore[no-untyped-def]
     """Decode ``k`` bins of the compact payload ``buf`` (uint8) into ``keys`` (int64 (k,)) and
-    ``values`` (float64 (k, 2, 4)), checking everything about them in one pass.
+    ``values`` (float64 (k, 2, 4)), checking everything about them in one pass (see :func:`_decode`).
+    """
+    return _decode(buf, k, n_bins, kind, f0, f1, f2, i0, i1, i2, cuts, rel_tol, keys, values, values, False, sums, counts)
+
+
+@nb.njit(nogil=True, cache=CACHE, boundscheck=False)
+def decode_fold(buf, k, n_bins, kind, f0, f1, f2, i0, i1, i2, cuts, rel_tol, state, sums, counts):  # type: ignore[no-untyped-def]
+    """Decode ``k`` bins of the compact payload ``buf`` and fold them straight into the dense
+    ``state`` (float64 (n_bins, 2, 4)) as :func:`streameval.kernels.binary.merge_into` would fold
+    the decoded bins (bit for bit), with every check of :func:`decode_checked`.
+
+    Nothing is allocated per bin: a roll-up of thousands of shard files never builds their bins.
+    When the status is not OK or a cell fails its rules, ``state`` holds part of the file: the
+    caller discards it (the merge fails) and decodes the file again for the message.
+
+    The state is larger than L2 and a shard's bins are sparse in it, so each bin's line is
+    prefetched as its key is read and the cell folded :data:`FOLD_LAG` cells later, in order.
+    """
+    no_keys = np.empty(0, dtype=np.int64)
+    return _decode(buf, k, n_bins, kind, f0, f1, f2, i0, i1, i2, cuts, rel_tol, no_keys, state, state, True, sums, counts)
+
+
+@nb.njit(inline="always", nogil=True, boundscheck=False)
+def _decode(buf, k, n_bins, kind, f0, f1, f2, i0, i1, i2, cuts, rel_tol, keys, values, state, fold, sums, counts):  # type: ignore[no-untyped-def]
+    """Decode ``k`` bins of the compact payload ``buf`` (uint8) into ``keys`` (int64 (k,)) and
+    ``values`` (float64 (k, 2, 4)), or with ``fold`` into the dense ``state`` (then ``keys`` and
+    ``values`` are not touched), checking everything about them in one pass.
 
     Returns ``(status, bin, byte offset)``: status :data:`OK`, or the first structural problem's
     code with the bin index and byte offset where it was found. With status OK, ``counts[C_CELLS_OK]``
@@ -259,6 +286,11 @@ def decode_checked(buf, k, n_bins, kind, f0, f1, f2, i0, i1, i2, cuts, rel_tol, 
     cells = outside = m = ms = e = 0
     frac = False
     ok_all = True
+    flat = state.reshape(state.size)
+    rk = np.empty(FOLD_LAG, dtype=np.int64)  # fold mode: the cells decoded, not yet folded
+    rc = np.empty(FOLD_LAG, dtype=np.int64)
+    rv = np.empty((FOLD_LAG, 4), dtype=np.float64)
+    q = 0
     for j in range(k):
         start = pos
         d, pos, ok = _get_varint(buf, pos, n, KEY_VARINT_BYTES)
@@ -269,7 +301,10 @@ def decode_checked(buf, k, n_bins, kind, f0, f1, f2, i0, i1, i2, cuts, rel_tol, 
         key = np.int64(d) if j == 0 else key + np.int64(d)
         if key >= n_bins:
             return KEY_OUTSIDE_GRID, j, start
-        keys[j] = key
+        if fold:
+            prefetch(flat, key * 8)
+        else:
+            keys[j] = key
         if pos >= n:
             return TRUNCATED, j, pos
         tag = np.int64(buf[pos])
@@ -279,10 +314,11 @@ def decode_checked(buf, k, n_bins, kind, f0, f1, f2, i0, i1, i2, cuts, rel_tol, 
         for c in range(2):
             nib = (tag >> (4 * c)) & 15
             if nib == 0:
-                values[j, c, W] = 0.0
-                values[j, c, MIN] = math.inf
-                values[j, c, MAX] = -math.inf
-                values[j, c, SUM] = 0.0
+                if not fold:
+                    values[j, c, W] = 0.0
+                    values[j, c, MIN] = math.inf
+                    values[j, c, MAX] = -math.inf
+                    values[j, c, SUM] = 0.0
                 continue
             if not nib & PRESENT:
                 return BAD_NIBBLE, j, pos - 1
@@ -316,10 +352,18 @@ def decode_checked(buf, k, n_bins, kind, f0, f1, f2, i0, i1, i2, cuts, rel_tol, 
                 pos += 8
             if w == 0.0 and lo == math.inf and hi == -math.inf and sm == 0.0:
                 return ZERO_WEIGHT, j, at  # the empty cell is nibble 0, never a present cell
-            values[j, c, W] = w
-            values[j, c, MIN] = lo
-            values[j, c, MAX] = hi
-            values[j, c, SUM] = sm
+            if fold:
+                r = q & (FOLD_LAG - 1)
+                if q >= FOLD_LAG:
+                    fold_cell(state, rk[r], rc[r], rv[r, 0], rv[r, 1], rv[r, 2], rv[r, 3])
+                rk[r], rc[r] = key, c
+                rv[r, 0], rv[r, 1], rv[r, 2], rv[r, 3] = w, lo, hi, sm
+                q += 1
+            else:
+                values[j, c, W] = w
+                values[j, c, MIN] = lo
+                values[j, c, MAX] = hi
+                values[j, c, SUM] = sm
             if not ok_all or not _cell_ok(w, lo, hi, sm, single, rel_tol):
                 ok_all = False  # keep decoding: the NumPy checks name the cell
                 continue
@@ -379,6 +423,9 @@ def decode_checked(buf, k, n_bins, kind, f0, f1, f2, i0, i1, i2, cuts, rel_tol, 
                 outside += 1
     if pos != n:
         return TRAILING, k, pos
+    for i in range(max(q - FOLD_LAG, 0), q):
+        r = i & (FOLD_LAG - 1)
+        fold_cell(state, rk[r], rc[r], rv[r, 0], rv[r, 1], rv[r, 2], rv[r, 3])
     if ok_all and e:
         bin_indices(kind, f0, f1, f2, i0, i1, i2, cuts, ends[: 2 * e], got[: 2 * e])
         ok_all = _ends_in_bins(got, end_key, e)

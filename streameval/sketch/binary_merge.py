@@ -54,71 +54,120 @@ def merge(sketches: Iterable["BinarySketch"], *, strict: bool = False) -> "Binar
     InputError
         With ``strict=True``, if an input would be counted twice.
     """
-    from .binary import BinarySketch
-
     it = iter(sketches)
     try:
         first = next(it)
     except StopIteration:
         raise ValueError("merge() needs at least one sketch") from None
-    if not isinstance(first, BinarySketch):
-        raise InputTypeError(f"can only merge BinarySketch objects, got {type(first).__name__}")
-    labels = LabelEncoder(first._labels.pos_label, first._labels.neg_label)
-    counters: dict[str, Any] = {name: 0 for name in INT_COUNTERS}
-    counters.update({name: 0.0 for name in FLOAT_COUNTERS})
-    counters["weighted"] = False
-    inputs = provenance.InputsFold()
-    grid = first.grid
-    dense = kernels.empty_state(grid.n_bins)
-    replicates: Replicates | None = None
-    plain = False  # a sketch with rows and no replicates was seen
-    squares: list[tuple[float, float] | None] = []
+    fold = Merger(first)
     for s in itertools.chain([first], it):  # lazily: inputs may be loaded one at a time
+        fold.add(s, strict)
+    return fold.result()
+
+
+class Merger:
+    """The running state of :func:`merge`: sketches are added one at a time, in order.
+
+    :func:`streameval.sketch.files.merge_files` also adds files whose bins were decoded straight
+    into :attr:`dense` (:func:`streameval.sketch.io.decode` with ``fold_into``), which then
+    arrive without bins.
+
+    Raises
+    ------
+    InputTypeError
+        If ``first`` (or a sketch added) is not a :class:`BinarySketch`.
+    """
+
+    def __init__(self, first: "BinarySketch") -> None:
+        from .binary import BinarySketch
+
+        if not isinstance(first, BinarySketch):
+            raise InputTypeError(f"can only merge BinarySketch objects, got {type(first).__name__}")
+        self.labels = LabelEncoder(first._labels.pos_label, first._labels.neg_label)
+        self.counters: dict[str, Any] = {name: 0 for name in INT_COUNTERS}
+        self.counters.update({name: 0.0 for name in FLOAT_COUNTERS})
+        self.counters["weighted"] = False
+        self.inputs = provenance.InputsFold()
+        self.grid = first.grid
+        self.dense = kernels.empty_state(self.grid.n_bins)
+        self.replicates: Replicates | None = None
+        self.plain = False  # a sketch with rows and no replicates was seen
+        self.squares: tuple[float, float] | None = None  # sum w**2 per class (None: unknown)
+        self.n_added = 0
+
+    def add(self, s: "BinarySketch", strict: bool = False, folded: tuple[float, float] | None = None) -> None:
+        """Fold ``s`` in: its bins, or with ``folded`` (its class totals) none, since they are
+        already in :attr:`dense` (on the same grid)."""
+        from .binary import BinarySketch
+
         if not isinstance(s, BinarySketch):
             raise InputTypeError(f"can only merge BinarySketch objects, got {type(s).__name__}")
-        merge_labels(labels, s._labels)
-        keys, values = s._compact()
+        merge_labels(self.labels, s._labels)
         key_map = None
-        if s.grid != grid:
-            to_current = coarsening_map(s.grid, grid)
-            if to_current is not None:
-                keys = to_current(keys)
-                key_map = to_current
-            else:  # the accumulator moves to the newcomer's coarser grid, or the grids clash
-                to_new = coarsening_map(grid, s.grid)
-                if to_new is None:
-                    raise IncompatibleGridError(
-                        f"cannot merge sketches on different grids {grid.describe()} and {s.grid.describe()}: "
-                        "neither is the other with bins 2**d times wider; rebuild one of them on "
-                        "the other's grid"
-                    )
-                acc_keys, acc_values = kernels.compact(dense)
-                if replicates is not None:
-                    replicates = Replicates.merged([replicates], [to_new])
-                grid = s.grid
-                dense = kernels.empty_state(grid.n_bins)
-                kernels.merge_into(dense, to_new(acc_keys), acc_values)
-        fold_inputs(inputs, s.inputs, s.inputs_dropped, strict)
-        if keys.size:
-            kernels.merge_into(dense, keys, values)
-        squares = [merged_weight_sq([*squares, weight_sq_parts(s, values)])]
+        if folded is None:
+            keys, values = s._compact()
+            key_map = self._to_grid(s, keys)
+            fold_inputs(self.inputs, s.inputs, s.inputs_dropped, strict)
+            if keys.size:
+                kernels.merge_into(self.dense, keys if key_map is None else key_map(keys), values)
+            part = weight_sq_parts(s, values)
+        else:
+            fold_inputs(self.inputs, s.inputs, s.inputs_dropped, strict)
+            part = weight_sq_parts(s) if s.counters["weighted"] else folded  # unit weights: w**2 = w
+        self.squares = merged_weight_sq([self.squares, part]) if self.n_added else part
+        self.n_added += 1
         if s.replicates is not None:
-            both = [s.replicates] if replicates is None else [replicates, s.replicates]
-            replicates = Replicates.merged(both, [key_map] if replicates is None else [None, key_map])
-        plain = plain or (s.replicates is None and s.n_rows > 0)
-        if plain and replicates is not None:
+            both = [s.replicates] if self.replicates is None else [self.replicates, s.replicates]
+            self.replicates = Replicates.merged(both, [key_map] if self.replicates is None else [None, key_map])
+        self.plain = self.plain or (s.replicates is None and s.n_rows > 0)
+        if self.plain and self.replicates is not None:
             raise InputError(MIXED_REPLICATES)
+        c = self.counters
         for name in (*INT_COUNTERS, *FLOAT_COUNTERS):
-            counters[name] += s.counters[name]
-        counters["weighted"] = bool(counters["weighted"] or s.counters["weighted"])
-    out = BinarySketch(grid)
-    out._labels = labels
-    out.counters = counters
-    out.inputs, out.inputs_dropped = inputs.entries, inputs.dropped
-    out._keys, out._values = kernels.compact(dense)
-    out.replicates = replicates
-    set_weight_sq(out.counters, squares[0] if squares else None)
-    return out
+            c[name] += s.counters[name]
+        c["weighted"] = bool(c["weighted"] or s.counters["weighted"])
+
+    def _to_grid(self, s: "BinarySketch", keys: np.ndarray) -> Any:
+        """The map of ``s``'s keys onto the running grid (None when the grids are equal); when
+        ``s``'s grid is the coarser, the running state moves to it first.
+
+        Raises
+        ------
+        IncompatibleGridError
+            If neither grid is a power-of-two coarsening of the other.
+        """
+        if s.grid == self.grid:
+            return None
+        to_current = coarsening_map(s.grid, self.grid)
+        if to_current is not None:
+            return to_current
+        to_new = coarsening_map(self.grid, s.grid)
+        if to_new is None:
+            raise IncompatibleGridError(
+                f"cannot merge sketches on different grids {self.grid.describe()} and {s.grid.describe()}: "
+                "neither is the other with bins 2**d times wider; rebuild one of them on "
+                "the other's grid"
+            )
+        acc_keys, acc_values = kernels.compact(self.dense)
+        if self.replicates is not None:
+            self.replicates = Replicates.merged([self.replicates], [to_new])
+        self.grid = s.grid
+        self.dense = kernels.empty_state(self.grid.n_bins)
+        kernels.merge_into(self.dense, to_new(acc_keys), acc_values)
+        return None
+
+    def result(self) -> "BinarySketch":
+        """The merged sketch (the running state is handed over: add nothing afterwards)."""
+        from .binary import BinarySketch
+
+        out = BinarySketch(self.grid)
+        out._labels = self.labels
+        out.counters = self.counters
+        out.inputs, out.inputs_dropped = self.inputs.entries, self.inputs.dropped
+        out._keys, out._values = kernels.compact(self.dense)
+        out.replicates = self.replicates
+        set_weight_sq(out.counters, self.squares)
+        return out
 
 
 def fold_inputs(fold: provenance.InputsFold, more: list[dict[str, Any]], more_dropped: int, strict: bool) -> None:

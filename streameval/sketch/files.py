@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import contextlib
 import glob
-import itertools
 import os
 import threading
 from collections import deque
@@ -127,7 +126,7 @@ def merge_files(paths: Sequence[str | os.PathLike[str]], *, strict: bool = False
     """
     from ..errors import UsageError
     from .binary import BinarySketch, cpu_count, load, merge
-    from .binary_merge import fold_inputs
+    from .binary_merge import Merger, fold_inputs
     from .multiclass import MulticlassSketch
     from .provenance import InputsFold
 
@@ -153,9 +152,7 @@ def merge_files(paths: Sequence[str | os.PathLike[str]], *, strict: bool = False
                 raise UsageError("cannot merge binary and multiclass sketches together")
             yield s
 
-    if n == 1 or len(files) < 4 * n:
-        with contextlib.closing(iter_loaded(files[1:], n)) as rest:  # stops the loaders on an error
-            return merge(binary_only(itertools.chain([first], rest)), strict=strict)
+    n = max(1, min(n, len(files) // 4))  # a thread folds at least 4 files
     # Each thread loads and folds its own share (files i, i + n, i + 2n, ...) into a partial sketch:
     # reading, decoding and folding release the GIL, so both the decoding and the folding run in
     # parallel. The partials are merged at the end (merging is associative and commutative). What
@@ -170,29 +167,28 @@ def merge_files(paths: Sequence[str | os.PathLike[str]], *, strict: bool = False
 
     def run(part: int) -> Any:
         current = -1  # the file being folded: a merge error is that file's
-
-        def sketches() -> Iterator[Any]:
-            nonlocal current
+        merger = Merger(first)
+        try:
             if part == 0:
                 current = 0
-                yield first
+                merger.add(first, strict)
             for i, path in indexed[part::n]:
                 if i == 0:
                     continue
                 if failures and min(f[0] for f in failures) < i:
-                    return  # an earlier file already failed: that error is the one reported
+                    return None  # an earlier file already failed: that error is the one reported
                 try:
-                    s = load(path)
+                    s, folded = _load_folding(path, merger)
                 except BaseException as exc:
                     failures.append((i, exc))
-                    return
+                    return None
                 heads[i] = _head(s)
                 _strip(s)
                 current = i
-                yield s
-
-        try:
-            return merge(binary_only(sketches()), strict=strict)
+                if not isinstance(s, BinarySketch):
+                    raise UsageError("cannot merge binary and multiclass sketches together")
+                merger.add(s, strict, folded)
+            return merger.result()
         except BaseException as exc:  # a merge error (grids, labels, kinds) at file `current`
             if current >= 0:
                 failures.append((current, exc))
@@ -218,6 +214,20 @@ def merge_files(paths: Sequence[str | os.PathLike[str]], *, strict: bool = False
         fold_inputs(fold, heads[i][2], heads[i][3], strict)
     out.inputs, out.inputs_dropped = fold.entries, fold.dropped
     return out
+
+
+def _load_folding(path: str, merger: Any) -> tuple[Any, tuple[float, float] | None]:
+    """:func:`streameval.load`, with a version-3 binary sketch's bins folded into ``merger``'s
+    state as they are decoded: ``(sketch, its class totals)``, the sketch then without bins; or
+    ``(sketch, None)`` for any other file, loaded whole."""
+    from . import io
+    from .binary import BinarySketch
+    from .multiclass import MulticlassSketch
+
+    parts = io.decode(io.read_sketch_file(path), path, fold_into=(merger.grid, merger.dense))
+    if isinstance(parts, dict):
+        return MulticlassSketch._from_parts(parts, path), None
+    return BinarySketch._from_parts(parts, path), (parts.class_totals if parts.folded else None)
 
 
 def _head(s: Any) -> Any:

@@ -30,6 +30,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import stat
 import struct
 import zlib
 from dataclasses import dataclass
@@ -40,8 +41,10 @@ import numpy as np
 from ..errors import InputTypeError, SketchFormatError
 from ..grid import Grid
 from ..kernels.binary import N_FIELDS
-from .io_checks import MAX_TOTAL_WEIGHT, check_cells, check_consistency, check_keys
+from .io_bootstrap import MAX_REPLICATE_BYTES
+from .io_checks import MAX_TOTAL_WEIGHT, NeedBins, check_cells, check_consistency, check_keys
 from .io_checks import fail as _fail
+from .io_compact import decode_compact, fold_compact, max_compact_bytes
 from .io_header import (
     DEFAULT_MAX_GRID_BINS,
     FLOAT_COUNTERS,
@@ -59,6 +62,11 @@ from .io_header import (
     check_grid_size,
     max_grid_bins,
 )
+
+try:  # ISA-L's CRC-32: zlib's polynomial and values, ~4x faster (a 75 KB shard: 7 us against 30)
+    from isal.isal_zlib import crc32 as _crc32
+except ImportError:  # pragma: no cover - isal is a dependency where it has wheels
+    from zlib import crc32 as _crc32
 
 MAGIC = b"\x89SEVSK\r\n"
 FORMAT_VERSION = 3
@@ -132,6 +140,14 @@ class SketchParts:
     meta: dict[str, Any]
     replicates: Any = None
     class_totals: tuple[float, float] | None = None
+    folded: bool = False
+    """The bins were folded into a state while decoding (``decode(fold_into=...)``): keys and
+    values are empty."""
+
+
+_NO_KEYS = np.empty(0, dtype=np.int64)
+_NO_VALUES = np.empty((0, 2, N_FIELDS), dtype=np.float64)
+_NO_KEYS.flags.writeable = _NO_VALUES.flags.writeable = False
 
 
 def _max_payload(k: int, flags: int, extra: int = 0) -> int:
@@ -216,7 +232,7 @@ def encode(parts: SketchParts, compress: bool | None = None, format_version: int
         payload = zlib.compress(payload, 6)
         flags |= FLAG_ZLIB
     body = _PREFIX.pack(MAGIC, version, flags, len(hbytes)) + hbytes + struct.pack("<Q", len(payload)) + payload
-    return body + struct.pack("<I", zlib.crc32(body))
+    return body + struct.pack("<I", _crc32(body))
 
 
 # -- framing -------------------------------------------------------------------------------------
@@ -249,19 +265,16 @@ def _version(prefix: bytes | memoryview) -> int:
 
 def _check_payload_length(plen: int, flags: int, source: str | None, version: int = 1) -> None:
     """Refuse a declared payload longer than the largest grid allowed (and replicates) could need."""
-    from .io_bootstrap import MAX_REPLICATE_BYTES
-
+    bins = max_grid_bins()
     if version == COMPACT_VERSION:
-        from .io_compact import max_compact_bytes
-
-        raw = max_compact_bytes(max_grid_bins())
+        raw = max_compact_bytes(bins)
         cap = raw + (raw >> 10) + 64 if flags & FLAG_ZLIB else raw
     else:
-        cap = _max_payload(max_grid_bins(), flags, MAX_REPLICATE_BYTES if version == 2 else 0)
+        cap = _max_payload(bins, flags, MAX_REPLICATE_BYTES if version == 2 else 0)
     if plen > cap:
         raise _fail(
             f"payload length {plen:,} bytes exceeds the limit of {cap:,} (a grid of at most "
-            f"{max_grid_bins():,} bins; raise it with {MAX_GRID_BINS_ENV}); the file is corrupt "
+            f"{bins:,} bins; raise it with {MAX_GRID_BINS_ENV}); the file is corrupt "
             "or not trusted",
             source,
         )
@@ -303,6 +316,9 @@ def read_sketch_file(path: str | os.PathLike[str]) -> bytes:
         truncated, trailing bytes); the message names the file.
     """
     source = os.fspath(path)
+    small = _read_small(source)
+    if small is not None:
+        return small
     with open(source, "rb") as f:
         try:
             st = os.fstat(f.fileno())
@@ -336,7 +352,33 @@ def read_sketch_file(path: str | os.PathLike[str]) -> bytes:
     return prefix + head + rest
 
 
-_READ_WHOLE = 64 << 20  # regular files up to this size are read in one call
+_READ_WHOLE = 64 << 20  # regular files up to this size are read in two calls
+_READ_SMALL = 1 << 20  # regular files up to this size are read in one call, then checked
+
+
+def _read_small(source: str) -> bytes | None:
+    """A regular file of at most 1 MiB in one read (a shard: 3-4x faster than a buffered file),
+    its framing checked as :func:`_read_regular` does; None for any other file, or one that
+    changed size meanwhile (the caller takes the other paths, which name any problem)."""
+    fd = os.open(source, os.O_RDONLY | getattr(os, "O_BINARY", 0))
+    try:
+        st = os.fstat(fd)
+        if not (_is_regular(st.st_mode) and 28 <= st.st_size <= _READ_SMALL):
+            return None
+        data = os.read(fd, st.st_size + 1)
+    finally:
+        os.close(fd)
+    if len(data) != st.st_size:
+        return None
+    flags, hlen = _check_prefix(data[: _PREFIX.size], source)
+    if len(data) < _PREFIX.size + hlen + 12:
+        return None  # the careful path names the problem
+    (plen,) = struct.unpack_from("<Q", data, _PREFIX.size + hlen)
+    _check_payload_length(plen, flags, source, _version(data))
+    total = _PREFIX.size + hlen + 8 + plen + 4
+    if total != len(data):
+        raise _fail(f"truncated or padded: {len(data)} bytes, the header says {total}", source)
+    return data
 
 
 def _read_regular(f: BinaryIO, size: int, source: str) -> bytes | None:
@@ -405,15 +447,15 @@ def _cached_grid(spec: Any, source: str | None) -> Grid:
 
 
 def _is_regular(mode: int) -> bool:
-    import stat
-
     return stat.S_ISREG(mode)
 
 
 # -- decode --------------------------------------------------------------------------------------
 
 
-def decode(data: bytes | bytearray | memoryview, source: str | None = None) -> SketchParts | dict[str, Any]:
+def decode(
+    data: bytes | bytearray | memoryview, source: str | None = None, fold_into: tuple[Grid, np.ndarray] | None = None
+) -> SketchParts | dict[str, Any]:
     """Parse and validate sketch bytes.
 
     Parameters
@@ -421,6 +463,12 @@ def decode(data: bytes | bytearray | memoryview, source: str | None = None) -> S
     data : bytes, bytearray or memoryview
     source : str, optional
         File name for error messages.
+    fold_into : (Grid, ndarray), optional
+        A grid and a dense state on it (float64 (n_bins, 2, 4), as
+        :func:`streameval.kernels.binary.empty_state`): a version-3 binary sketch on that grid has
+        its bins folded into the state as they are decoded (the returned parts then hold no
+        bins, ``folded`` True); any other sketch is decoded as without it. On an error the state
+        may hold part of the bins.
 
     Returns
     -------
@@ -451,7 +499,7 @@ def decode(data: bytes | bytearray | memoryview, source: str | None = None) -> S
     if len(view) != end + 4:
         raise _fail(f"truncated or padded: {len(view)} bytes, the header says {end + 4}", source)
     (crc,) = struct.unpack_from("<I", view, end)
-    if zlib.crc32(view[:end]) != crc:
+    if _crc32(view[:end]) != crc:
         raise _fail("checksum mismatch: the file is corrupt", source)
 
     header = _parse_header(view[_PREFIX.size:off], source)
@@ -485,11 +533,16 @@ def decode(data: bytes | bytearray | memoryview, source: str | None = None) -> S
     extra = 0 if boot is None else boot.nbytes
     stored = view[off + 8:end]
     if version == COMPACT_VERSION:
-        from .io_compact import decode_compact, max_compact_bytes
-
         raw_cap = max_compact_bytes(k)
         if plen > (raw_cap + (raw_cap >> 10) + 64 if flags & FLAG_ZLIB else raw_cap):
             raise _fail(f"payload length {plen} is more than {k} bins can take", source)
+        if fold_into is not None and boot is None and fold_into[0] == grid:
+            summary = fold_compact(stored, k, grid, bool(flags & FLAG_ZLIB), source, fold_into[1])
+            try:
+                check_consistency(None, counters, source, summary)
+            except NeedBins:  # rare: decode the bins to name the problem or decide exactly
+                check_consistency(decode_compact(stored, k, grid, bool(flags & FLAG_ZLIB), source)[1], counters, source, summary)
+            return SketchParts(kind, grid, _NO_KEYS, _NO_VALUES, counters, meta, None, (summary.t0, summary.t1), True)
         keys, values, summary = decode_compact(stored, k, grid, bool(flags & FLAG_ZLIB), source)
         check_consistency(values, counters, source, summary)
         return SketchParts(kind, grid, keys, values, counters, meta, None, (summary.t0, summary.t1))

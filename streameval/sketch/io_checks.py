@@ -207,19 +207,27 @@ def _aggregates(values):  # type: ignore[no-untyped-def]
     return t0, t1, cells, w_in, w_touch, outside, frac
 
 
-def check_consistency(values: np.ndarray, c: dict[str, Any], source: str | None, summary: Any = None) -> None:
+class NeedBins(Exception):
+    """:func:`check_consistency` was called without the bins (``values=None``) and needs them: to
+    name a problem, or to decide a probability sum at the edge of its range exactly."""
+
+
+def check_consistency(values: np.ndarray | None, c: dict[str, Any], source: str | None, summary: Any = None) -> None:
     """Rules 9-10: counters against the bins (row counts, weights, the probability sums' ranges).
 
     ``c`` holds every counter with its documented type (as ``io.decode`` builds it). ``summary``,
     when given, is the :class:`~streameval.sketch.io_compact.BinSummary` the version-3 decoder
-    computed from the same bins (so they are not read again).
+    computed from the same bins (so they are not read again); then ``values`` may be None.
 
     Raises
     ------
     SketchFormatError
+    NeedBins
+        Without ``values``, where they are needed (the caller decodes them and calls again).
     """
-    w = values[:, :, W]
     if summary is None:
+        assert values is not None
+
         t0, t1, cells, w_inside, w_touch, n_outside_cells, frac_any = _aggregates(np.ascontiguousarray(values))
         bounds = None
     else:
@@ -277,6 +285,9 @@ def check_consistency(values: np.ndarray, c: dict[str, Any], source: str | None,
         if n_zero:
             raise fail(f"counters are inconsistent: n_zero_weight={n_zero} in an unweighted sketch", source)
         if frac_any:
+            if values is None:
+                raise NeedBins
+            w = values[:, :, W]
             b, cls = _first_bad((w > 0) & (w != np.floor(w)))
             raise fail(f"a bin weight of an unweighted sketch is not a row count: {_CLASS[cls]} weight {float(w[b, cls])!r}", source)
         binned = n_rows - n_nan
@@ -345,7 +356,7 @@ def _within(lower: float, upper: float, value: float, pw: float) -> tuple[bool, 
 
 
 def _check_probability_sums(
-    values: np.ndarray,
+    values: np.ndarray | None,
     c: dict[str, Any],
     source: str | None,
     bounds: tuple[float, float, float, float] | None = None,
@@ -366,6 +377,8 @@ def _check_probability_sums(
         lower, upper = (b_lo, b_hi) if i == 0 else (l_lo, l_hi)
         ok, margin = _within(lower, upper, value, pw)
         if not exact and margin <= _NEAR * max(abs(lower), abs(upper), value) + 3e-15 * w_touch + 1e-300:
+            if values is None:
+                raise NeedBins
             b_lo, b_hi, l_lo, l_hi = _probability_bounds(np.ascontiguousarray(values))
             exact = True
             lower, upper = (b_lo, b_hi) if i == 0 else (l_lo, l_hi)

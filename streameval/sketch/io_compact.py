@@ -17,7 +17,7 @@ from ..grid import Grid
 from ..kernels import codec
 from .io_checks import REL_TOL, check_cells, fail
 
-__all__ = ["encode_compact", "decode_compact", "max_compact_bytes", "BinSummary"]
+__all__ = ["encode_compact", "decode_compact", "fold_compact", "max_compact_bytes", "BinSummary"]
 
 CELL_MAX_BYTES = 8 + 8 + 8 + 8  # a float64 weight, min, max and sum
 BIN_MAX_BYTES = codec.KEY_VARINT_BYTES + 1 + 2 * CELL_MAX_BYTES
@@ -89,18 +89,7 @@ def decode_compact(
     SketchFormatError
         Naming the bin and the byte offset of the first problem.
     """
-    if compressed:
-        cap = max_compact_bytes(k)
-        inflater = zlib.decompressobj()
-        try:
-            raw = inflater.decompress(stored, cap + 1)
-        except zlib.error as exc:
-            raise fail(f"payload does not decompress ({exc})", source) from None
-        if len(raw) > cap or not inflater.eof or inflater.unused_data:
-            raise fail(f"payload is longer than {k} bins can take, or incomplete, or followed by trailing bytes", source)
-        buf = np.frombuffer(raw, dtype=np.uint8)
-    else:
-        buf = np.frombuffer(stored, dtype=np.uint8)
+    buf = _raw(stored, k, compressed, source)
     keys = np.empty(k, dtype=np.int64)
     values = np.empty((k, 2, 4), dtype=np.float64)
     sums = np.empty(8, dtype=np.float64)
@@ -112,10 +101,50 @@ def decode_compact(
     if not counts[codec.C_CELLS_OK]:
         check_cells(grid, keys, values, source)  # names the cell
         raise fail("a bin's cells are inconsistent", source)  # pragma: no cover - check_cells names it
+    return keys, values, _summary(sums, counts)
+
+
+def fold_compact(
+    stored: bytes | memoryview, k: int, grid: Grid, compressed: bool, source: str | None, state: np.ndarray
+) -> BinSummary:
+    """Decode and check ``k`` bins of a compact payload as :func:`decode_compact` does, folding
+    them into the dense ``state`` (float64 (grid.n_bins, 2, 4)) instead of returning them.
+
+    Raises
+    ------
+    SketchFormatError
+        As :func:`decode_compact` (the file is decoded again for the message); ``state`` then
+        holds part of the file's bins, and the caller discards it.
+    """
+    buf = _raw(stored, k, compressed, source)
+    sums = np.empty(8, dtype=np.float64)
+    counts = np.empty(4, dtype=np.int64)
+    status, _, _ = codec.decode_fold(buf, k, grid.n_bins, *grid.kernel_params(), REL_TOL, state, sums, counts)
+    if status != codec.OK or not counts[codec.C_CELLS_OK]:
+        decode_compact(buf.data, k, grid, False, source)  # raises the message
+        raise fail("a bin's cells are inconsistent", source)  # pragma: no cover - decode_compact raises
+    return _summary(sums, counts)
+
+
+def _raw(stored: bytes | memoryview, k: int, compressed: bool, source: str | None) -> np.ndarray:
+    """The payload's bytes as uint8, inflated (to at most what ``k`` bins can take) when compressed."""
+    if not compressed:
+        return np.frombuffer(stored, dtype=np.uint8)
+    cap = max_compact_bytes(k)
+    inflater = zlib.decompressobj()
+    try:
+        raw = inflater.decompress(stored, cap + 1)
+    except zlib.error as exc:
+        raise fail(f"payload does not decompress ({exc})", source) from None
+    if len(raw) > cap or not inflater.eof or inflater.unused_data:
+        raise fail(f"payload is longer than {k} bins can take, or incomplete, or followed by trailing bytes", source)
+    return np.frombuffer(raw, dtype=np.uint8)
+
+
+def _summary(sums: np.ndarray, counts: np.ndarray) -> BinSummary:
     s = sums
-    summary = BinSummary(
+    return BinSummary(
         float(s[codec.S_T0]), float(s[codec.S_T1]), int(counts[codec.C_CELLS]), float(s[codec.S_W_IN]),
         float(s[codec.S_W_TOUCH]), int(counts[codec.C_OUTSIDE]), bool(counts[codec.C_FRAC]),
         (float(s[codec.S_B_LO]), float(s[codec.S_B_HI]), float(s[codec.S_L_LO]), float(s[codec.S_L_HI])),
     )
-    return keys, values, summary
