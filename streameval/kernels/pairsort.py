@@ -53,14 +53,16 @@ def _insertion(keys, vals, lo, hi):  # type: ignore[no-untyped-def]
 
 
 @nb.njit(nogil=True, cache=CACHE, boundscheck=False)
-def _partition(keys, vals, lo, hi, shift, bounds):  # type: ignore[no-untyped-def]
+def _partition(keys, vals, lo, hi, shift, bounds, scratch):  # type: ignore[no-untyped-def]
     """Permute ``[lo, hi)`` in place into buckets by the digit ``(key >> shift) & 255``;
-    ``bounds[d]`` receives bucket ``d``'s start, ``bounds[256] = hi``."""
-    counts = np.zeros(_RADIX, dtype=np.int64)
+    ``bounds[d]`` receives bucket ``d``'s start, ``bounds[256] = hi``; ``scratch`` is int64 of
+    shape (3, 256)."""
+    counts = scratch[0]
+    heads = scratch[1]
+    tails = scratch[2]
+    counts[:] = 0
     for i in range(lo, hi):
         counts[(keys[i] >> shift) & (_RADIX - 1)] += 1
-    heads = np.empty(_RADIX, dtype=np.int64)
-    tails = np.empty(_RADIX, dtype=np.int64)
     s = lo
     for d in range(_RADIX):
         heads[d] = s
@@ -69,6 +71,8 @@ def _partition(keys, vals, lo, hi, shift, bounds):  # type: ignore[no-untyped-de
         tails[d] = s
     bounds[_RADIX] = hi
     for d in range(_RADIX):
+        if tails[d] - bounds[d] == hi - lo:  # one digit for all: nothing moves
+            return
         while heads[d] < tails[d]:
             k = keys[heads[d]]
             v = vals[heads[d]]
@@ -96,6 +100,7 @@ def _sort_ranges(keys, vals, los, his, shift):  # type: ignore[no-untyped-def]
     st_hi = np.empty(cap, dtype=np.int64)
     st_sh = np.empty(cap, dtype=np.int64)
     bounds = np.empty(_RADIX + 1, dtype=np.int64)
+    scratch = np.empty((3, _RADIX), dtype=np.int64)
     top = 0
     for r in range(los.shape[0]):
         st_lo[top] = los[r]
@@ -110,7 +115,7 @@ def _sort_ranges(keys, vals, los, his, shift):  # type: ignore[no-untyped-def]
             if hi - lo <= SMALL:
                 _insertion(keys, vals, lo, hi)
                 continue
-            _partition(keys, vals, lo, hi, sh, bounds)
+            _partition(keys, vals, lo, hi, sh, bounds, scratch)
             if sh == 0:  # keys are distinct: every bucket holds one key
                 continue
             nxt = max(sh - _DIGIT, 0)  # bits a bucket already shares may be read again: harmless
@@ -143,7 +148,7 @@ def sort_pairs(keys: np.ndarray, vals: np.ndarray, threads: int = 2) -> None:
         _sort_ranges(keys, vals, np.array([0]), np.array([n]), top)
         return
     bounds = np.empty(_RADIX + 1, dtype=np.int64)
-    _partition(keys, vals, 0, n, top, bounds)
+    _partition(keys, vals, 0, n, top, bounds, np.empty((3, _RADIX), dtype=np.int64))
     if top == 0:
         return
     nxt = max(top - _DIGIT, 0)
