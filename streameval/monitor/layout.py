@@ -149,6 +149,26 @@ def _keys_of(codes: np.ndarray, values: list[list[Any]]) -> list[tuple[Any, ...]
     return list(zip(*columns, strict=True))
 
 
+def _runs_order(group: np.ndarray, local: np.ndarray) -> np.ndarray | None:
+    """The stable sort by ``(group, local)`` without sorting, when the cells come as runs of one
+    group each with ``local`` increasing and no group in two runs (each output group is one
+    stored group, read in the order it was written): the runs ordered by group. None otherwise."""
+    m = group.shape[0]
+    if m == 0:
+        return None
+    starts = np.flatnonzero(np.r_[True, (group[1:] != group[:-1]) | (local[1:] <= local[:-1])])
+    by_group = np.argsort(group[starts], kind="stable")
+    run_group = group[starts][by_group]
+    if np.any(run_group[1:] == run_group[:-1]):
+        return None
+    lengths = np.diff(np.append(starts, m))[by_group]
+    first = starts[by_group]
+    # positions: each run's first cell, then +1 along the run
+    offsets = np.repeat(first - np.cumsum(lengths) + lengths, lengths)
+    order: np.ndarray = offsets + np.arange(m, dtype=np.int64)
+    return order
+
+
 def merge_cells(group: np.ndarray, local: np.ndarray, columns: Sequence[np.ndarray],
                 span: int) -> tuple[np.ndarray, np.ndarray]:
     """Cells of many stored groups merged by output group: ``(codes, cells)`` sorted by code.
@@ -178,14 +198,17 @@ def merge_cells(group: np.ndarray, local: np.ndarray, columns: Sequence[np.ndarr
     in a report by the stored windows and slices), the sort is all there is.
     """
     code = group * span + local
-    order = np.argsort(code, kind="stable")
+    order = _runs_order(group, local)
+    if order is None:
+        order = np.argsort(code, kind="stable")
     code = code[order]
     m = code.shape[0]
     new = np.ones(m, dtype=bool)
     new[1:] = code[1:] != code[:-1]
-    cells = np.empty((m, 4))
+    stacked = np.empty((m, 4))
     for j, column in enumerate(columns):
-        np.take(column, order, out=cells[:, j])
+        stacked[:, j] = column
+    cells = np.take(stacked, order, axis=0)  # whole rows: ~3x faster than four column gathers
     if bool(new.all()):
         return code, cells
     starts = np.flatnonzero(new)
