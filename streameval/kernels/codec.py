@@ -215,7 +215,7 @@ def _cell_ok(w, lo, hi, sm, single, rel_tol):  # type: ignore[no-untyped-def]
 @nb.njit(inline="always", nogil=True)
 def _ends_in_bins(got, end_key, e):  # type: ignore[no-untyped-def]
     for i in range(e):
-        if got[2 * i] != end_key[i] or got[2 * i + 1] != end_key[i]:
+        if got[i] != end_key[i]:
             return False
     return True
 
@@ -274,7 +274,7 @@ def _decode(buf, k, n_bins, kind, f0, f1, f2, i0, i1, i2, cuts, rel_tol, keys, v
     key = np.int64(-1)
     ends = np.empty(2 * CELL_BLOCK, dtype=np.float64)  # small scratch, reused: stays in L1
     got = np.empty(2 * CELL_BLOCK, dtype=np.int64)
-    end_key = np.empty(CELL_BLOCK, dtype=np.int64)
+    end_key = np.empty(2 * CELL_BLOCK, dtype=np.int64)
     x_lo = np.empty(CELL_BLOCK, dtype=np.float64)
     x_hi = np.empty(CELL_BLOCK, dtype=np.float64)
     w_lo = np.empty(CELL_BLOCK, dtype=np.float64)
@@ -367,14 +367,17 @@ def _decode(buf, k, n_bins, kind, f0, f1, f2, i0, i1, i2, cuts, rel_tol, keys, v
             if not ok_all or not _cell_ok(w, lo, hi, sm, single, rel_tol):
                 ok_all = False  # keep decoding: the NumPy checks name the cell
                 continue
-            if e == CELL_BLOCK:  # bin the block's ends in one vectorized call
-                bin_indices(kind, f0, f1, f2, i0, i1, i2, cuts, ends, got)
+            if e > 2 * CELL_BLOCK - 2:  # bin the block's ends in one vectorized call
+                bin_indices(kind, f0, f1, f2, i0, i1, i2, cuts, ends[:e], got[:e])
                 ok_all = _ends_in_bins(got, end_key, e)
                 e = 0
-            ends[2 * e] = lo
-            ends[2 * e + 1] = hi
+            ends[e] = lo  # a single-score cell has one end to bin
             end_key[e] = key
             e += 1
+            if not single:
+                ends[e] = hi
+                end_key[e] = key
+                e += 1
             cells += 1
             if c == 0:
                 t0 += w
@@ -427,7 +430,7 @@ def _decode(buf, k, n_bins, kind, f0, f1, f2, i0, i1, i2, cuts, rel_tol, keys, v
         r = i & (FOLD_LAG - 1)
         fold_cell(state, rk[r], rc[r], rv[r, 0], rv[r, 1], rv[r, 2], rv[r, 3])
     if ok_all and e:
-        bin_indices(kind, f0, f1, f2, i0, i1, i2, cuts, ends[: 2 * e], got[: 2 * e])
+        bin_indices(kind, f0, f1, f2, i0, i1, i2, cuts, ends[:e], got[:e])
         ok_all = _ends_in_bins(got, end_key, e)
     l_lo += _log_sum(x_lo[:m], w_lo[:m])
     l_hi += _log_sum(x_hi[:m], w_hi[:m])
