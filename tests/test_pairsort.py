@@ -66,9 +66,12 @@ def test_reduce_pairs_gives_the_row_by_row_cells_bit_for_bit(span):
     assert np.array_equal(part[0], ref_codes[:k][inside]) and np.array_equal(part[1], ref_cells[:k][inside])
 
 
-def test_compact_buffer_equals_the_hash_table_bit_for_bit(monkeypatch):
-    """Unweighted rows sorted with their scores give the hash table's cells and counters bit
-    for bit (score sums added in arrival order), NaN scores and unlabelled rows included."""
+@pytest.mark.parametrize("gather_rows", [0, 1 << 25])
+def test_compact_buffer_equals_the_hash_table_bit_for_bit(gather_rows, monkeypatch):
+    """Unweighted rows sorted with their scores (in place, or keys alone then scores gathered)
+    give the hash table's cells and counters bit for bit (score sums added in arrival order),
+    NaN scores and unlabelled rows included."""
+    monkeypatch.setattr(grouped_sort, "GATHER_ROWS", gather_rows)
     monkeypatch.setattr(grouped_sort, "MIN_SORT_ROWS", 1)
     monkeypatch.setattr(grouped_sort, "DENSE", 0.0)
     grid = DEFAULT_GRID
@@ -125,9 +128,11 @@ def _hashed(df, chunk: int) -> SketchSet:
     return ss
 
 
-def test_a_compact_set_reads_as_the_hash_table_set(monkeypatch):
+@pytest.mark.parametrize("gather_rows", [0, 1 << 25])
+def test_a_compact_set_reads_as_the_hash_table_set(gather_rows, monkeypatch):
     """A set kept compact answers per-group reads without expanding and equals, bit for bit, a
     set built by the hash table: sketches, counts, unlabelled cells, merge, roll-up, bytes."""
+    monkeypatch.setattr(grouped_sort, "GATHER_ROWS", gather_rows)
     monkeypatch.setattr(grouped_sort, "MIN_SORT_ROWS", 1000)
     df = _frame(n=40_000, seed=3, decimals=None, unlabelled=0.1)
     ss, ref = _build(df, 40_000), _hashed(df, 40_000)
@@ -163,10 +168,12 @@ def test_rows_added_after_a_compact_read_merge_with_it(monkeypatch):
     assert a.overall().roc_auc().value == b.overall().roc_auc().value
 
 
+@pytest.mark.parametrize("gather_rows", [0, 1 << 25])
 @pytest.mark.parametrize("later", ["float32", "float64"])
-def test_float32_scores_are_buffered_in_4_bytes_and_widen_exactly(later, monkeypatch):
+def test_float32_scores_are_buffered_in_4_bytes_and_widen_exactly(later, gather_rows, monkeypatch):
     """float32 scores are kept as float32 (exact) while every chunk is float32; a float64 chunk
     widens the buffered ones; either way the cells equal the hash table's bit for bit."""
+    monkeypatch.setattr(grouped_sort, "GATHER_ROWS", gather_rows)
     monkeypatch.setattr(grouped_sort, "MIN_SORT_ROWS", 1000)
     rng = np.random.default_rng(12)
     n = 40_000

@@ -38,7 +38,7 @@ from .binary import BLOCK, _block_keys
 from .cache import ENABLED as CACHE
 from .grouped import _row_terms, count_row, merge_sorted
 from .intrinsics import prefetch
-from .pairsort import expand, reduce_pairs, sort_pairs
+from .pairsort import expand, gather, reduce_pairs, sort_pairs
 
 __all__ = ["RowBuffer", "pack", "to_keys", "reduce_run", "merge_runs", "DENSE", "MIN_SORT_ROWS", "CAPACITY", "COMPACT"]
 
@@ -54,6 +54,9 @@ density holding rows is cheaper than holding runs, and one sort at the end needs
 COMPACT = True
 """Sort unweighted rows with their scores in place and keep one-row cells as (code, score)
 (:mod:`~streameval.kernels.pairsort`): 16 bytes per row at the peak instead of 48."""
+GATHER_ROWS = 1 << 25
+"""Up to this many rows, a compact run sorts the keys alone (NumPy) and gathers the scores into a
+new array (4-8 bytes more per row, 256 MB at most); above, keys and scores sort in place."""
 PRETOUCH = True
 """Touch a sort's output on a second thread while the keys sort."""
 PAGE = 4096
@@ -429,7 +432,13 @@ class RowBuffer:
         """The rows sorted with their scores in place, one-row cells kept as (code, score)."""
         keys, scores = self._codes[:n], self._scores[:n]
         to_keys(keys, row_bits)
-        sort_pairs(keys, scores)
+        if n <= GATHER_ROWS:
+            keys.sort()
+            scores = np.empty(n, dtype=scores.dtype)
+            populate(scores)
+            gather(keys, row_bits, self._scores[:n], scores)
+        else:
+            sort_pairs(keys, scores)
         # cells of two or more rows: at most n // 2 (address space; pages are touched as written)
         codes = np.empty(n // 2 + 1, dtype=np.int64)
         cells = np.empty((n // 2 + 1, 4), dtype=np.float64)
