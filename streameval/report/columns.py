@@ -74,16 +74,18 @@ def _timestamps(values: Sequence[Any]) -> Any:
     name = _zone_name(zone)
     if name is None:
         return None
-    micros: dict[Any, int] = {}
+    # keys share their window objects: converted once per object (by identity: the list keeps
+    # them alive, and hashing an aware datetime asks its zone for the offset each time)
+    micros: dict[int, int] = {}
     out = np.zeros(len(values), dtype=np.int64)
     valid = np.ones(len(values), dtype=bool)
     for i, v in enumerate(values):
         if v is None:
             valid[i] = False
             continue
-        m = micros.get(v)
+        m = micros.get(id(v))
         if m is None:
-            m = micros[v] = (v - _EPOCH_UTC) // _US
+            m = micros[id(v)] = (v - _EPOCH_UTC) // _US
         out[i] = m
     return _fixed(out, valid, pa.timestamp("us", tz=name))
 
