@@ -115,7 +115,18 @@ def fold_compact(
     SketchFormatError
         As :func:`decode_compact` (the file is decoded again for the message); ``state`` then
         holds part of the file's bins, and the caller discards it.
+    ValueError
+        If ``state`` is not a writable C-ordered float64 array of shape ``(grid.n_bins, 2, 4)``
+        (nothing is written: the kernel checks keys against the grid, not the state's bounds).
     """
+    if not (
+        isinstance(state, np.ndarray) and state.shape == (grid.n_bins, 2, 4) and state.dtype == np.float64
+        and state.flags.c_contiguous and state.flags.writeable
+    ):
+        raise ValueError(
+            f"fold_compact needs a writable C-ordered float64 dense state of shape ({grid.n_bins}, 2, 4) "
+            f"for {grid.describe()}, got {getattr(state, 'dtype', type(state).__name__)} {getattr(state, 'shape', '')}"
+        )
     buf = _raw(stored, k, compressed, source)
     sums = np.empty(8, dtype=np.float64)
     counts = np.empty(4, dtype=np.int64)

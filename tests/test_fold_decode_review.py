@@ -1,0 +1,211 @@
+"""Review of the folding merge (commits 31fb6e8, 7f9d76f): ``merge_files`` folding version-3 shards
+straight into each thread's dense state, the one-read path for small files, the ``Merger`` class.
+
+The references are independent of the code under test: the sequential, lazy merge of the loaded
+files (``streameval.merge`` over ``streameval.load``) for results, warnings and errors, and a
+plain ``open().read()`` of the bytes for the file readers.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+import threading
+import warnings
+
+import numpy as np
+import pytest
+
+import streameval
+from streameval import BinarySketch, LinearGrid
+from streameval.errors import UsageError
+from streameval.kernels import binary as kernels
+from streameval.sketch import io
+from streameval.sketch.binary_merge import merge
+from streameval.sketch.files import expand_sketch_paths, merge_files
+
+needs_fifo = pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="named pipes are POSIX")
+
+
+def _sketch(seed: int, n: int = 400, grid=None, weighted: bool = False) -> BinarySketch:
+    rng = np.random.default_rng(seed)
+    w = rng.exponential(1.0, n) if weighted else None
+    return BinarySketch(grid).update((rng.random(n) < 0.3).astype(int), rng.random(n), w)
+
+
+def _sequential(paths, strict: bool = False):
+    """The merge a user would write: each file loaded when the merge reaches it."""
+
+    def loaded():
+        for p in paths:
+            s = streameval.load(p)
+            if not isinstance(s, BinarySketch):
+                raise UsageError("cannot merge binary and multiclass sketches together")
+            yield s
+
+    return merge(loaded(), strict=strict)
+
+
+def _outcome(fn):
+    """``(("ok", sketch) or ("err", type name, message), [(warning class, message), ...])``."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            result: tuple = ("ok", fn())
+        except Exception as exc:  # noqa: BLE001 - compared by type and message
+            result = ("err", type(exc).__name__, str(exc))
+    return result, sorted((type(w.message).__name__, str(w.message)) for w in caught)
+
+
+# -- a named pipe is opened once -----------------------------------------------------------------
+
+
+def _serve(path: str, data: bytes) -> threading.Thread:
+    """A writer that opens the pipe ``path`` (blocking until a reader opens it), writes ``data`` and
+    closes: what ``cat shard.sevsk > pipe`` does."""
+
+    def write() -> None:
+        try:
+            with open(path, "wb") as f:
+                f.write(data)
+        except BrokenPipeError:  # the reader went away: the test below says so
+            pass
+
+    t = threading.Thread(target=write, daemon=True)
+    t.start()
+    return t
+
+
+def _unblock(path: str) -> None:
+    """Release a reader stuck opening ``path`` (it then reads an empty pipe), so a failing test ends."""
+    fd = os.open(path, os.O_WRONLY | os.O_NONBLOCK)
+    os.close(fd)
+
+
+def _read_in_thread(fn, path: str, timeout: float = 10.0):
+    box: dict = {}
+
+    def target() -> None:
+        try:
+            box["value"] = fn()
+        except BaseException as exc:  # noqa: BLE001 - reported below
+            box["error"] = exc
+
+    t = threading.Thread(target=target, daemon=True)
+    t.start()
+    t.join(timeout)
+    if t.is_alive():
+        while t.is_alive():
+            try:
+                _unblock(path)
+            except OSError:
+                pass
+            t.join(0.5)
+        pytest.fail(f"reading the pipe {path} did not finish in {timeout} s (opened twice?)")
+    if "error" in box:
+        raise box["error"]
+    return box["value"]
+
+
+@needs_fifo
+@pytest.mark.parametrize("size", ["small", "large"])
+def test_a_named_pipe_is_read_like_a_file(tmp_path, size):
+    """The one-read path for small files used to open the path, see a pipe, close it and let the
+    careful path open it again: the writer had gone (or got EPIPE), so the reader waited forever."""
+    sk = _sketch(1, 200 if size == "small" else 60_000)  # the large one does not fit the pipe's buffer
+    data = sk.to_bytes()
+    assert (len(data) < 1 << 16) == (size == "small")
+    pipe = str(tmp_path / "shard.sevsk")
+    os.mkfifo(pipe)
+    writer = _serve(pipe, data)
+    got = _read_in_thread(lambda: io.read_sketch_file(pipe), pipe)
+    writer.join(5)
+    assert got == data
+    writer = _serve(pipe, data)
+    loaded = _read_in_thread(lambda: streameval.load(pipe), pipe)
+    writer.join(5)
+    assert loaded == sk and loaded.to_bytes() == data
+
+
+@needs_fifo
+def test_merge_files_reads_a_named_pipe_among_files(tmp_path):
+    sketches = [_sketch(i) for i in range(5)]
+    paths = []
+    for i, sk in enumerate(sketches):
+        p = tmp_path / f"s{i}.sevsk"
+        sk.save(p)
+        paths.append(str(p))
+    pipe = str(tmp_path / "live.sevsk")
+    os.mkfifo(pipe)
+    piped = _sketch(99)
+    writer = _serve(pipe, piped.to_bytes())
+    merged = _read_in_thread(lambda: merge_files([*paths[:2], pipe, *paths[2:]], threads=1), pipe)
+    writer.join(5)
+    reference = merge([*sketches[:2], piped, *sketches[2:]])
+    assert merged.to_bytes() == reference.to_bytes()
+
+
+def test_a_directory_given_as_a_file_is_refused_by_name(tmp_path):
+    """A folder that a glob matches (``day/*.sevsk`` with a folder ``x.sevsk``) is loaded as a file:
+    the error is the one ``open`` gives, naming the path, whatever the number of threads."""
+    day = tmp_path / "day"
+    day.mkdir()
+    for i in range(8):
+        _sketch(i).save(day / f"h{i}.sevsk")
+    (day / "h5b.sevsk").mkdir()
+    pattern = str(day / "*.sevsk")
+    paths = expand_sketch_paths([pattern])
+    assert str(day / "h5b.sevsk") in paths
+    with pytest.raises(IsADirectoryError) as direct:
+        streameval.load(day / "h5b.sevsk")
+    assert str(day / "h5b.sevsk") in str(direct.value)
+    reference = _outcome(lambda: _sequential(paths))
+    assert reference[0][:2] == ("err", "IsADirectoryError")
+    for threads in (1, 2):
+        assert _outcome(lambda t=threads: merge_files([pattern], threads=t)) == reference
+
+
+def test_small_files_are_read_whole_and_checked(tmp_path):
+    """Every size class of regular file: the bytes are the file's, and framing errors are the
+    careful path's (the one-read path must not add its own wording)."""
+    sk = _sketch(3, 3000)
+    data = sk.to_bytes()
+    p = tmp_path / "a.sevsk"
+    p.write_bytes(data)
+    assert io.read_sketch_file(p) == data == p.read_bytes()
+    for cut in (27, 28, 40, len(data) - 1):
+        p.write_bytes(data[:cut])
+        with pytest.raises(streameval.SketchFormatError) as exc:
+            io.read_sketch_file(p)
+        assert str(exc.value).startswith(f"{p}: ")
+    p.write_bytes(data + b"\0")
+    with pytest.raises(streameval.SketchFormatError, match="truncated or padded"):
+        io.read_sketch_file(p)
+    assert stat.S_ISREG(os.stat(p).st_mode)
+
+
+# -- the fold kernel's bounds --------------------------------------------------------------------
+
+
+def test_fold_refuses_a_state_of_another_shape(tmp_path):
+    """``decode_fold`` runs without bounds checks: a state that is not ``(grid.n_bins, 2, 4)``
+    float64 in C order is refused before anything is written (keys are checked against the
+    grid, not against the state)."""
+    grid = LinearGrid(0, 1, 64)
+    sk = _sketch(4, 500, grid)
+    data = sk.to_bytes()
+    for bad in (
+        np.zeros((8, 2, 4)),  # too few bins: keys up to 65 would be written past its end
+        np.zeros((grid.n_bins, 2, 4), dtype=np.float32),
+        np.zeros((grid.n_bins, 4, 2)).transpose(0, 2, 1),  # the right shape, another layout
+    ):
+        before = bad.copy()
+        with pytest.raises(ValueError, match="dense state"):
+            io.decode(data, "s.sevsk", fold_into=(grid, bad))
+        assert np.array_equal(bad, before)
+    state = kernels.empty_state(grid.n_bins)
+    parts = io.decode(data, "s.sevsk", fold_into=(grid, state))
+    assert parts.folded  # type: ignore[union-attr]
+    reference = kernels.empty_state(grid.n_bins)
+    kernels.merge_into(reference, *sk._compact())
+    assert np.array_equal(state.view(np.int64), reference.view(np.int64))
