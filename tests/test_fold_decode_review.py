@@ -209,3 +209,100 @@ def test_fold_refuses_a_state_of_another_shape(tmp_path):
     reference = kernels.empty_state(grid.n_bins)
     kernels.merge_into(reference, *sk._compact())
     assert np.array_equal(state.view(np.int64), reference.view(np.int64))
+
+
+@pytest.mark.parametrize("change", ["grows", "shrinks"])
+def test_a_file_that_changes_size_while_read_gets_the_careful_paths_verdict(tmp_path, monkeypatch, change):
+    """The file changes between its ``fstat`` and its one read: the careful path reads it again
+    from its start on the same descriptor and says what a fresh read of the changed file says."""
+    data = _sketch(5).to_bytes()
+    p = tmp_path / "s.sevsk"
+    p.write_bytes(data)
+    changed = data + b"\0" if change == "grows" else data[:-1]
+    real = io._read_small
+
+    def racing(fd: int, size: int, source: str) -> bytes | None:
+        with open(p, "r+b") as f:  # another writer, in place
+            f.write(changed)
+            f.truncate(len(changed))
+        return real(fd, size, source)
+
+    monkeypatch.setattr(io, "_read_small", racing)
+    with pytest.raises(streameval.SketchFormatError) as during:
+        io.read_sketch_file(p)
+    monkeypatch.setattr(io, "_read_small", real)
+    with pytest.raises(streameval.SketchFormatError) as after:
+        io.read_sketch_file(p)
+    assert str(during.value) == str(after.value)
+    assert "truncated or padded" in str(after.value)
+
+
+# -- merge_files against the sequential merge, on a mixed corpus ---------------------------------
+
+_GRIDS = (LinearGrid(0, 1, 64), LinearGrid(0, 1, 16), LinearGrid(0, 1, 48))
+
+
+def _corpus(seed: int, folder) -> tuple[list[str], bool]:
+    """Files of every kind merge_files meets: version 3 (folded) and version 1 (loaded whole),
+    weighted or not, empty, on a grid, its coarsening or a clashing one, with bootstrap
+    replicates (version 2), labels that clash, provenance that repeats, bytes that are corrupt."""
+    rng = np.random.default_rng(seed)
+    paths = []
+    boot = rng.random() < 0.2  # every file, or none: a mix is refused
+    for i in range(int(rng.integers(1, 15))):
+        grid = _GRIDS[int(rng.choice(3, p=[0.7, 0.28, 0.02]))]
+        sk = BinarySketch(grid, bootstrap=4, seed=1) if boot else BinarySketch(grid)
+        n = 0 if rng.random() < 0.15 else int(rng.integers(1, 300))
+        if n:
+            y = (rng.random(n) < 0.3).astype(int)
+            if rng.random() < 0.02:
+                y = np.where(y == 1, 1, -1)  # another negative label: clashes with 0
+            s = rng.random(n)
+            s = s.astype(np.float32) if rng.random() < 0.3 else s
+            w = rng.exponential(1.0, n) if rng.random() < 0.3 else None
+            sk.update(y, s, w, **({"row_id": np.arange(n) + 1000 * i} if boot else {}))
+        if rng.random() < 0.3:
+            sk.inputs = [{"id": "sha256:" + format(int(rng.integers(4)), "032x"), "name": f"in{i}", "rows": n}]
+        p = folder / f"f{i:02d}.sevsk"
+        sk.save(p, format_version=1 if not boot and rng.random() < 0.2 else None)
+        r = rng.random()
+        if r < 0.015:  # a flipped bit: checksum mismatch
+            b = bytearray(p.read_bytes())
+            b[len(b) // 2] ^= 1
+            p.write_bytes(bytes(b))
+        elif r < 0.03:  # a byte after the CRC
+            p.write_bytes(p.read_bytes() + b"x")
+        paths.append(str(p))
+    return paths, bool(rng.random() < 0.2)
+
+
+@pytest.mark.parametrize("seed", range(24))
+def test_merge_files_is_the_sequential_merge_on_a_mixed_corpus(tmp_path, seed):
+    """One thread: the same bytes (bins, counters, provenance, weight_sq), the same warnings, or
+    the same error (type and message). Two and three threads: the same verdict and warnings,
+    the same keys, min and max bit for bit and the sums up to rounding."""
+    paths, strict = _corpus(seed, tmp_path)
+    reference, ref_warnings = _outcome(lambda: _sequential(paths, strict))
+    for threads in (1, 2, 3):
+        got, got_warnings = _outcome(lambda t=threads: merge_files(paths, strict=strict, threads=t))
+        assert got_warnings == ref_warnings, threads
+        assert got[0] == reference[0], (threads, got, reference)
+        if reference[0] == "err":
+            assert got == reference
+            continue
+        a, b = reference[1], got[1]
+        if threads == 1:
+            assert b.to_bytes() == a.to_bytes()
+            continue
+        (ka, va), (kb, vb) = a._compact(), b._compact()
+        assert np.array_equal(ka, kb)
+        assert np.array_equal(va[:, :, 1:3].view(np.int64), vb[:, :, 1:3].view(np.int64))
+        np.testing.assert_allclose(vb[:, :, [0, 3]], va[:, :, [0, 3]], rtol=1e-12, atol=1e-300)
+        assert b.inputs == a.inputs and b.inputs_dropped == a.inputs_dropped
+        assert b.counters.keys() == a.counters.keys() and (a.replicates is None) == (b.replicates is None)
+        if a.replicates is not None:  # weighted rows' replicate weights add up in another order
+            (rka, rwa), (rkb, rwb) = a.replicates.compact(), b.replicates.compact()
+            assert np.array_equal(rka, rkb)
+            np.testing.assert_allclose(rwb, rwa, rtol=1e-12, atol=1e-300)
+        for name, value in a.counters.items():
+            assert b.counters[name] == pytest.approx(value, rel=1e-12), name
