@@ -10,8 +10,10 @@ growth) is the dominant cost on a virtual machine. A row is smaller than a cell 
 packed key and the score, against a cell's 40), so here rows are kept as they come and sorted
 once:
 
-1. :func:`pack` writes each row's cell code into the buffer (the scores, and weights, are copied
-   beside it) and adds the group counters in the same pass;
+1. :func:`pack` writes each row's cell code and score into the buffer (weights are copied
+   beside them; scores in 4 bytes while every one is a float32 value) and adds the group
+   counters in the same pass; each chunk's pages are mapped beforehand in one call
+   (:func:`populate`);
 2. when the buffer is full or the set is read, :func:`to_keys` makes the codes distinct keys in
    place (``code << b | row``, ``b`` bits for the row's place), NumPy sorts them in place (its
    vectorized quicksort, ~25-35 ms per million keys here), and :func:`reduce_run` turns them
@@ -19,6 +21,11 @@ once:
    as the hash table adds them). Codes too wide to pack are sorted stably instead;
 3. runs (one per :data:`CAPACITY` buffered rows) are merged by a k-way merge
    (:func:`merge_runs`).
+
+The first run of unweighted rows is *compact* instead (:mod:`~streameval.kernels.pairsort`): the
+scores are sorted with the keys and one-row cells are kept as ``(code, score)``, the buffer's own
+memory, so the peak is the buffer (12-16 bytes per row) rather than buffer and cells (48). The
+sketch set keeps it so until all its cells are read at once.
 
 :class:`RowBuffer` decides per set: the first chunk of at least :data:`MIN_SORT_ROWS` rows is
 sorted at once to measure its cells per row; below :data:`DENSE` the set keeps using the hash
@@ -305,14 +312,16 @@ class RowBuffer:
     ----------
     capacity : int, default :data:`CAPACITY`
         Rows buffered before they are sorted into a run. The buffer is allocated at the first
-        chunk and untouched (memory is used as rows arrive: 16 bytes per row, 24 weighted).
+        chunk and untouched (memory is used as rows arrive: 16 bytes per row, 12 while scores are
+        float32 values, 24 weighted).
 
     Notes
     -----
     ``dense`` is None until the first chunk of at least :data:`MIN_SORT_ROWS` rows has been seen,
     then True (chunks go here) or False (chunks go to the hash table). A run with fewer than
     :data:`DENSE` cells per row turns it False too (many rows per cell: the hash table's state
-    is then smaller than the rows).
+    is then smaller than the rows). ``compact`` holds the first run when it is compact (see
+    :meth:`drain`); a second run turns it into a full run.
     """
 
     def __init__(self, capacity: int = CAPACITY) -> None:
