@@ -306,3 +306,43 @@ def test_merge_files_is_the_sequential_merge_on_a_mixed_corpus(tmp_path, seed):
             np.testing.assert_allclose(rwb, rwa, rtol=1e-12, atol=1e-300)
         for name, value in a.counters.items():
             assert b.counters[name] == pytest.approx(value, rel=1e-12), name
+
+
+# -- crafted headers -----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("version", [1, 3])
+def test_weight_sq_beside_weights_whose_squares_overflow_is_a_format_error(version):
+    """A class weight above 1.3e154 has no finite square: writers leave ``weight_sq`` out, and a
+    crafted header that gives it anyway is refused as a format error (``float ** 2`` raised
+    OverflowError out of ``from_bytes``, which promises SketchFormatError for any bytes)."""
+    from test_io_compact import pack, split
+
+    sk = BinarySketch().update(np.array([0, 1, 1]), np.array([0.2, 0.6, 0.7]), np.array([1e155, 2e155, 3e155]))
+    assert "weight_sq_pos" not in sk.counters  # the writer's rule: squares overflow
+    v, _, header, payload = split(sk.to_bytes(format_version=version))
+    header["weight_sq"] = [1e300, 1e300]
+    data = pack(header, payload, version=v)
+    with pytest.raises(streameval.SketchFormatError, match="weight_sq"):
+        BinarySketch.from_bytes(data)
+    if version == 3:
+        grid = sk.grid
+        with pytest.raises(streameval.SketchFormatError, match="weight_sq"):
+            io.decode(data, None, fold_into=(grid, kernels.empty_state(grid.n_bins)))
+
+
+@pytest.mark.parametrize("version", [1, 3])
+def test_weight_sq_of_a_class_weight_beyond_1e154_is_read_back(tmp_path, version):
+    """200,000 rows of weight 1e150: the class weight 2e155 has no finite square, but the sum of
+    squares (2e305) is finite and written; the file reads back, loaded or folded by merge_files."""
+    n = 200_000
+    rng = np.random.default_rng(8)
+    y = (rng.random(n) < 0.5).astype(int)
+    sk = BinarySketch().update(y, rng.random(n), np.full(n, 1e150))
+    assert sk.counters["weight_sq_pos"] == pytest.approx(float(y.sum()) * 1e300, rel=1e-9)
+    p = tmp_path / "heavy.sevsk"
+    sk.save(p, format_version=version)
+    back = streameval.load(p)
+    assert back == sk and back.counters["weight_sq_pos"] == sk.counters["weight_sq_pos"]
+    merged = merge_files([p, p], threads=1)  # the same file twice: a duplicate-free id-less merge
+    assert merged.counters["weight_sq_pos"] == pytest.approx(2 * sk.counters["weight_sq_pos"], rel=1e-12)

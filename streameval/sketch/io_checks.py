@@ -255,8 +255,15 @@ def check_consistency(values: np.ndarray | None, c: dict[str, Any], source: str 
     for k, name in enumerate(("weight_sq_neg", "weight_sq_pos")):
         # Cauchy-Schwarz over the class's n <= binned_max rows: W**2 / n <= sum w**2 <= W**2.
         if name in c:
-            sq, top = c[name], float(totals[k]) ** 2
-            low = top / max(binned_max, 1) * (1 - REL_TOL)
+            sq, wk = c[name], float(totals[k])
+            top = wk * wk  # inf above 1.3e154, where sum w**2 may still be finite (`**` raised OverflowError)
+            low = wk * (wk / max(binned_max, 1)) * (1 - REL_TOL)
+            if low == math.inf:
+                raise fail(
+                    f"header field weight_sq: {name}={sq!r} is given, but the class's weight {wk!r} over at most "
+                    f"{binned_max} rows has no finite sum of squares (writers leave weight_sq out then)",
+                    source,
+                )
             if not (low <= sq <= top * (1 + REL_TOL) + 1e-300) or (top > 0 and sq <= 0):
                 raise fail(
                     f"header field weight_sq: {name}={sq!r} is outside [{low!r}, {top!r}], the range the class's "
