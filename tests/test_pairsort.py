@@ -207,3 +207,22 @@ def test_populate_keeps_contents_and_accepts_any_view():
     assert np.array_equal(a[:1000], np.arange(1000))
     a[1000:] = 7
     assert int(a[1000:].sum()) == 7 * ((1 << 20) - 1000)
+
+
+def test_groups_created_in_bulk_keep_order_cap_and_known_keys():
+    """A chunk's new groups are created in one call, in the order one at a time would give; the
+    cap counts only new keys (groups a store added are known) and names the first key past it."""
+    from streameval.errors import InputError
+
+    ss = SketchSet(["g"], max_groups=5)
+    ss.update({"g": [3, 1, 3, 2]}, [0, 1, 0, 1], [0.1, 0.2, 0.3, 0.4])
+    assert ss.keys() == [(3,), (1,), (2,)]
+    other = SketchSet(["g"])
+    other.update({"g": [7, 8]}, [0, 1], [0.5, 0.6])
+    for key in other.keys():  # known to the set, unknown to its key encoder
+        ss.add_group(key, *other.group_parts(key))
+    ss.update({"g": [7, 8, 1]}, [1, 0, 1], [0.7, 0.8, 0.9])  # 5 groups: at the cap, not past it
+    assert ss.keys() == [(3,), (1,), (2,), (7,), (8,)]
+    assert ss.counts((7,))["n_rows"] == 2 and ss.counts((1,))["n_rows"] == 2
+    with pytest.raises(InputError, match=r"more than 5 groups .*the newest is \(9,\)"):
+        ss.update({"g": [9, 10]}, [0, 1], [0.1, 0.2])

@@ -184,6 +184,8 @@ class SketchSet:
 
     def _new_groups(self, keys: list[Key]) -> np.ndarray:
         """Indices of distinct keys, creating the groups of new ones in order (in bulk when all are new)."""
+        if not self._index.keys().isdisjoint(keys):  # some exist: one at a time (each new one checks the cap)
+            return np.array([self._group(k) for k in keys], dtype=np.int64)
         start = len(self._keys)
         if start + len(keys) > self.max_groups:
             raise InputError(
@@ -191,8 +193,6 @@ class SketchSet:
                 f"(the newest is {keys[max(self.max_groups - start, 0)]!r}); a slice column with very many "
                 "values (an id?) makes a group per value: slice by a coarser column, or raise max_groups (--max-groups)"
             )
-        if not self._index.keys().isdisjoint(keys):
-            return np.array([self._group(k) for k in keys], dtype=np.int64)
         self._keys.extend(keys)
         self._index.update(zip(keys, range(start, len(self._keys)), strict=True))
         if len(self._keys) > self._ctr.shape[0]:
