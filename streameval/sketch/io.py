@@ -298,7 +298,8 @@ def read_sketch_file(path: str | os.PathLike[str]) -> bytes:
     The first 16 bytes are read and checked first (a file that is not a sketch, ``/dev/zero``
     included, fails at once), then the header and the declared payload length, which must be
     within the caps and, for a regular file, match the file's size; only then is the rest read.
-    The returned bytes still need :func:`decode`.
+    The file is opened once: a named pipe (or any stream) is read from that one descriptor, and a
+    regular file of at most 1 MiB in one read. The returned bytes still need :func:`decode`.
 
     Parameters
     ----------
