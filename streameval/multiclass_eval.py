@@ -172,7 +172,9 @@ def sketch_multiclass(
 
     With more than one thread (default: the CPUs available) a reader thread decodes the next
     batch while the sketch bins this one, its columns shared
-    among ``threads`` threads (:meth:`MulticlassSketch.update`). The rows are binned in their
+    among ``threads`` threads (:meth:`MulticlassSketch.update`), batches following each other
+    without a barrier (:class:`~streameval.sketch.multiclass_pipeline.Pipeline`: a column's
+    next batch starts when its own previous one is done). The rows are binned in their
     order whatever the thread count, so results do not depend on it. Batches hold at most
     ``batch_rows`` rows and at most ``MATRIX_CELLS // K`` (a K-column batch is K times wider
     than a binary one; smaller matrices also stay in cache while their columns are binned).
@@ -192,6 +194,7 @@ def sketch_multiclass(
     from .grid import parse_grid
     from .sketch.binary import cpu_count
     from .sketch.multiclass import MulticlassSketch
+    from .sketch.multiclass_pipeline import Pipeline
 
     if threads is not None and (isinstance(threads, bool) or not isinstance(threads, int) or threads < 1):
         raise UsageError(f"threads must be a positive integer, got {threads!r}")
@@ -204,21 +207,28 @@ def sketch_multiclass(
     g = parse_grid(grid) if isinstance(grid, str) else grid
     sketch = MulticlassSketch(classes=None if classes is None else list(classes), grid=g, threads=n_threads)
     rows = 0
-    with progress_callback(progress, src.rows_estimate, src.description) as on_rows:
-        prepared = _prepared(src.chunks(), extra)
-        batches = cast(Iterator[tuple[Any, Any, Any]], _read_ahead(cast(Iterable[Any], prepared))) if n_threads > 1 else prepared
-        for chunk, y, y_score in batches:
-            b = chunk.batch
-            try:
-                if isinstance(y_score, Exception):
-                    raise y_score
-                w = _column(b.column(WEIGHT)) if WEIGHT in b.schema.names else None
-                sketch.update(y, y_score, sample_weight=w)
-            except (InputError, InputTypeError, ValueError) as exc:
-                raise type(exc)(f"{chunk.origin}: {exc}") from None
-            rows += b.num_rows
-            if on_rows is not None:
-                on_rows(b.num_rows)
+    pipeline = Pipeline(n_threads) if n_threads > 1 else None
+    sketch._pipelined(pipeline)  # update() returns while its batch is binned: no barrier per batch
+    try:
+        with progress_callback(progress, src.rows_estimate, src.description) as on_rows:
+            prepared = _prepared(src.chunks(), extra)
+            batches = cast(Iterator[tuple[Any, Any, Any]], _read_ahead(cast(Iterable[Any], prepared))) if n_threads > 1 else prepared
+            for chunk, y, y_score in batches:
+                b = chunk.batch
+                try:
+                    if isinstance(y_score, Exception):
+                        raise y_score
+                    w = _column(b.column(WEIGHT)) if WEIGHT in b.schema.names else None
+                    sketch.update(y, y_score, sample_weight=w)
+                except (InputError, InputTypeError, ValueError) as exc:
+                    raise type(exc)(f"{chunk.origin}: {exc}") from None
+                rows += b.num_rows
+                if on_rows is not None:
+                    on_rows(b.num_rows)
+    finally:
+        sketch._pipelined(None)  # every batch binned and counted
+        if pipeline is not None:
+            pipeline.close()
     if rows == 0:
         raise EmptyInputError(f"{src.description}: no rows to evaluate")
     return sketch, {"source": src.description, "files": src.files[:1000], "score": cols, "label": label,

@@ -5,19 +5,20 @@ the scores sum to 1, and the true class's score, whose log loss is summed once t
 (:func:`streameval.kernels.multiclass_dense.row_stats`, then the binary kernel's accurate
 probability sums). The sketch's ``confusion`` and ``ranks`` tables receive the rows' weights.
 
-An unweighted chunk of at least :data:`SPLIT_ROWS` rows is counted in two halves, two tasks with
-their own tables, added when both are done: unweighted rows add 1.0, and integer counts are
-exact in any order, so the tables hold the same bits as one pass in row order. Two half-size
-tasks end the chunk's list of tasks, so the threads that share it finish together (one whole
-row task, larger than a column's, left one thread idle at the end of every chunk). Weighted rows
-keep one task that adds in row order.
+Unweighted rows are counted into tables of the chunk's own, added to the sketch's by
+:meth:`RowStats.finish`: they add 1.0, and integer counts are exact in any order, so the tables
+hold the same bits as one pass in row order. A chunk of at least :data:`SPLIT_ROWS` such rows is
+counted in two halves, two tasks: half-size tasks end the chunk's list of tasks, so the threads
+that share it finish together (one whole row task, larger than a column's, left one thread idle
+at the end of every chunk). Weighted rows keep one task that adds to the sketch's tables in row
+order (the caller must not add to them meanwhile: see :meth:`MulticlassSketch._add_scores`).
 """
 
 from __future__ import annotations
 
 import functools
 import math
-from typing import Callable
+from typing import Any, Callable
 
 import numpy as np
 
@@ -57,7 +58,11 @@ class RowStats:
         self.tol = 1e-8 + math.sqrt(float(np.finfo(cols[0].dtype).eps))  # scikit-learn's isclose(sum, 1)
         half = n // 2 if weights is None and n >= SPLIT_ROWS else n
         self.parts = [(0, half)] + ([(half, n)] if half < n else [])
-        if len(self.parts) == 1:
+        # Unweighted: tables of their own, added by finish (integer counts: the same bits), so
+        # no task writes the sketch's tables while the caller's thread adds an earlier chunk's
+        # (chunks overlap on a Pipeline). Weighted: one task adding to them in row order.
+        self.direct = weights is not None
+        if self.direct:
             self.tables = [(confusion, ranks)]
         else:
             self.tables = [(np.zeros_like(confusion), np.zeros_like(ranks)) for _ in self.parts]
@@ -88,7 +93,7 @@ class RowStats:
             The weight of the rows whose true-class score lies in [0, 1], and their weighted
             ``-log(clip(p_true))`` sum (each row a "positive" of the binary kernel's sums).
         """
-        if len(self.tables) > 1:
+        if not self.direct:
             for confusion, ranks in self.tables:
                 self.confusion += confusion
                 self.ranks += ranks
@@ -96,3 +101,16 @@ class RowStats:
         w = self.weights if self.weights is not None else np.empty(0)
         _, w_in, _, logloss = kernels.probability_sums(self.s_true, np.ones(n, dtype=np.uint8), w, self.weights is not None)
         return sum(self.unnormalized), float(w_in), float(logloss)
+
+    def add_totals(self, counters: dict[str, Any], col: np.ndarray) -> None:
+        """:meth:`finish`, and add the chunk's totals to a sketch's ``counters``: these and the
+        per-column probability sums ``col`` (K, 4) of the column tasks."""
+        unnormalized, w_in, logloss = self.finish()
+        c = counters
+        c["log_loss_sum"] += logloss
+        c["prob_weight"] += w_in
+        c["n_unnormalized"] += unnormalized
+        for i, name in enumerate(("col_n_outside", "col_prob_weight", "col_brier_sum", "col_log_loss_sum")):
+            c[name] += col[:, i]
+        c["n_outside"] += int(col[:, 0].sum())
+        c["brier_sum"] = float(np.sum(c["col_brier_sum"]))

@@ -18,10 +18,11 @@ pair grid 32x coarser), peak RSS 1.8 GiB while writing.
 
 from __future__ import annotations
 
+import functools
 import math
 import threading
 from concurrent.futures import ThreadPoolExecutor
-from typing import TYPE_CHECKING, Any, Callable, Iterable
+from typing import TYPE_CHECKING, Any, Callable, Hashable, Iterable
 
 import numpy as np
 
@@ -146,33 +147,40 @@ class Shards:
                 keys, cells, self.pair_count[t] = insert_cells(*new_table(_capacity(b - a), 1), 0, pk[a:b] - t * k * self.np, pv[a:b])
                 self.pairs.append((keys, cells))
 
+    def tasks(
+        self, scores: np.ndarray | ScoreColumns, labels: np.ndarray, weights: np.ndarray | None,
+        also: list[Callable[[], None]],
+    ) -> tuple[list[tuple[Hashable, Callable[[], None]]], np.ndarray]:
+        """Binning a validated chunk as keyed tasks: per column, its one-vs-rest histogram and
+        its pairwise cells ``(t, j)`` (dense: :func:`~streameval.kernels.multiclass_dense.dense_column`;
+        hashed: its own table), the hashed pairwise tables (first: the largest), then ``also``
+        (the per-row statistics: two halves of an unweighted chunk, smaller than a column task,
+        so the threads end together). A task owns the cells its key names, so no result depends
+        on the thread; one key's tasks must run in chunk order
+        (:class:`~streameval.sketch.multiclass_pipeline.Pipeline`). Returns the tasks and the
+        per-column probability sums ``[n_outside, weight_01, brier_sum, log_loss_sum]`` (K, 4)
+        they fill."""
+        sums = np.zeros((self.k, 4))
+        cols = score_columns(scores)  # the kernels read each column in place
+        tasks: list[tuple[Hashable, Callable[[], None]]] = []
+        if self.pair_grid is not None and not self.pair_dense:
+            tasks.append((("pairs",), lambda: self._add_pairs(as_matrix(scores), labels, weights)))
+        for j in range(self.k):
+            if self.dense or self.pair_dense:
+                tasks.append((("dense", j), functools.partial(self._add_dense, cols[j], labels, weights, sums, j)))
+            if not self.dense:
+                tasks.append((("ovr", j), functools.partial(self._add_ovr, cols[j], labels, weights, sums, j)))
+        tasks.extend((("rows", i), task) for i, task in enumerate(also))
+        return tasks, sums
+
     def add(
         self, scores: np.ndarray | ScoreColumns, labels: np.ndarray, weights: np.ndarray | None, threads: int,
         also: list[Callable[[], None]],
     ) -> np.ndarray:
-        """Bin a validated chunk, and run the tasks ``also`` (the per-row statistics).
-
-        The work is a list of independent tasks: per column, its one-vs-rest histogram and its
-        pairwise cells ``(t, j)`` (dense: :func:`~streameval.kernels.multiclass_dense.dense_column`;
-        hashed: its own table), the hashed pairwise tables (one task), and ``also`` (last: the
-        two halves of the per-row statistics of an unweighted chunk are smaller than a column
-        task, so the threads end together). With
-        ``threads > 1`` and a large chunk, that many threads take the tasks in turn; each task
-        owns its cells, so the result does not depend on which thread ran it. Returns per column
-        the binary sketch's probability sums ``[n_outside, weight_01, brier_sum, log_loss_sum]``.
-        """
-        sums = np.zeros((self.k, 4))
-        cols = score_columns(scores)  # the kernels read each column in place
-        tasks: list[Callable[[], None]] = []
-        if self.pair_grid is not None and not self.pair_dense:  # the largest task first
-            tasks.append(lambda: self._add_pairs(as_matrix(scores), labels, weights))
-        for j in range(self.k):
-            if self.dense or self.pair_dense:
-                tasks.append(lambda j=j: self._add_dense(cols[j], labels, weights, sums, j))  # type: ignore[misc]
-            if not self.dense:
-                tasks.append(lambda j=j: self._add_ovr(cols[j], labels, weights, sums, j))  # type: ignore[misc]
-        tasks.extend(also)
-        _run(tasks, threads if scores.shape[0] >= 1 << 16 else 1)
+        """Run :meth:`tasks` now: with ``threads > 1`` and a large chunk, that many threads take
+        the tasks in turn. Returns the per-column probability sums."""
+        tasks, sums = self.tasks(scores, labels, weights, also)
+        _run([task for _, task in tasks], threads if scores.shape[0] >= 1 << 16 else 1)
         return sums
 
     def _add_dense(self, col: np.ndarray, labels: np.ndarray, weights: np.ndarray | None, sums: np.ndarray, j: int) -> None:
