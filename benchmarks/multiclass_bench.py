@@ -13,7 +13,8 @@ and nothing else (decode-only) and evaluated with ``streameval.evaluate(score="p
 alternated three times after a warm-up each; medians of wall and CPU times (all threads) and the
 ratio of the wall times, with the machine's load average at the start and the end; then the same
 pair cold, each run in a fresh process (what a command-line run pays: imports, compiled kernels
-loaded from their cache), alternated ``--cold-reps`` times. ``--part`` runs one part alone.
+loaded from their cache), alternated ``--cold-reps`` times. CPU times are all threads', user
+and system together and user alone. ``--part`` runs one part alone.
 Not part of any CI.
 """
 
@@ -131,21 +132,24 @@ def part_e2e(n: int, cold_reps: int = 2) -> dict[str, float]:
     def evaluate() -> None:
         streameval.evaluate(path, score="p_*", label="y")
 
-    def cpu() -> float:
+    def cpu() -> tuple[float, float]:
         r = resource.getrusage(resource.RUSAGE_SELF)
-        return r.ru_utime + r.ru_stime
+        return r.ru_utime + r.ru_stime, r.ru_utime
 
     decode()
     evaluate()
     load = os.getloadavg()[0]
     times: dict[str, list[float]] = {"decode": [], "evaluate": []}
     cpus: dict[str, list[float]] = {"decode": [], "evaluate": []}
+    users: dict[str, list[float]] = {"decode": [], "evaluate": []}
     for _ in range(3):
         for name, f in (("decode", decode), ("evaluate", evaluate)):
-            t0, c0 = time.perf_counter(), cpu()
+            t0, (c0, u0) = time.perf_counter(), cpu()
             f()
+            c1, u1 = cpu()
             times[name].append(time.perf_counter() - t0)
-            cpus[name].append(cpu() - c0)
+            cpus[name].append(c1 - c0)
+            users[name].append(u1 - u0)
     d, e = statistics.median(times["decode"]), statistics.median(times["evaluate"])
     dc, ec = statistics.median(cpus["decode"]), statistics.median(cpus["evaluate"])
     # Cold: what a command-line run pays, each in a fresh process (imports, kernels loaded from
@@ -167,9 +171,11 @@ def part_e2e(n: int, cold_reps: int = 2) -> dict[str, float]:
     os.remove(path)
     cd, ce = statistics.median(cold_t["decode"]), statistics.median(cold_t["evaluate"])
     # CPU seconds (all threads) are reported too: on a shared machine they move less with the
-    # load than wall times do.
+    # load than wall times do; user CPU apart, as the system part (page faults) swung 0.1-1.8 s
+    # per run on the shared VM of session 7 whatever the code.
     return {"rows": n, "decode_s": d, "evaluate_s": e, "ratio_decode_over_evaluate": d / e,
             "decode_cpu_s": dc, "evaluate_cpu_s": ec,
+            "decode_user_s": statistics.median(users["decode"]), "evaluate_user_s": statistics.median(users["evaluate"]),
             "cold_decode_s": cd, "cold_evaluate_s": ce, "cold_ratio": cd / ce,
             "cold_decode_cpu_s": statistics.median(cold_c["decode"]), "cold_evaluate_cpu_s": statistics.median(cold_c["evaluate"]),
             "load_average_1min": load, "load_average_1min_end": os.getloadavg()[0]}

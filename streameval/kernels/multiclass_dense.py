@@ -30,6 +30,14 @@ loop for both states (152 against 148 ms); prefetching 8, 24 or 32 rows ahead in
 10%); pair grids 32x and 64x coarser than the grid instead of 16x (update 5-10% faster, one-vs-one
 bounds 2x and 4x wider). Reading one contiguous column per call, as now, costs the same as
 reading a column of a Fortran-order matrix (160 against 163 ms).
+Session 7 (same measure, load 4-6, not taken): pair bins mapped from the bins by a compiled twin
+of ``coarsening_map`` instead of binning each score twice (6 alternations of fresh processes:
+medians 166 against 160 ms, no gain); both grids' keys and the offsets in one loop (160-167
+against 165-181 ms: within the noise); the one-vs-rest and pairwise scatters as two loops (192-200
+against 165-169 ms: slower); the page marks inside the offsets loop (no gain); one-vs-rest cells
+in two planes, negatives apart from positives, halving the negatives' working set (140-160
+against 143-173 ms: not resolvable at that load; it needs a quiet machine, and the compact form's
+``(k, 2, 4)`` cells would be gathered from two planes).
 
 Dense states here start as *zero* memory (fresh anonymous maps: pages are only allocated where
 a cell is touched, and nothing is written to initialize them): a cell whose weight is 0 is empty
