@@ -226,3 +226,14 @@ def test_groups_created_in_bulk_keep_order_cap_and_known_keys():
     assert ss.counts((7,))["n_rows"] == 2 and ss.counts((1,))["n_rows"] == 2
     with pytest.raises(InputError, match=r"more than 5 groups .*the newest is \(9,\)"):
         ss.update({"g": [9, 10]}, [0, 1], [0.1, 0.2])
+
+
+def test_a_bad_label_after_null_labels_is_reported_at_its_own_row():
+    from streameval.errors import InputError
+
+    ss = SketchSet(["g"])
+    ss.update({"g": [1, 1]}, [0, 1], [0.1, 0.2])
+    with pytest.raises(InputError, match=r"first 3(\.0)? at row 6\b"):
+        ss.update({"g": [1] * 5}, [np.nan, np.nan, 0, 1, 3], [0.1, 0.2, 0.3, 0.4, 0.5])
+    ss.update({"g": [1] * 4}, [np.nan, 1.0, np.nan, 0.0], [0.1, 0.2, 0.3, 0.4])
+    assert ss.counts((1,))["n_unlabelled"] == 2 and ss.sketch((1,)).n_rows == 4

@@ -257,9 +257,10 @@ class SketchSet:
                 "required here (drop require_labels / --require-labels to count such rows as unlabelled)"
             )
         encoder = LabelEncoder(self._labels.pos_label, self._labels.neg_label)
-        cls: np.ndarray = encoder.encode(y, offset) if not null.any() else np.full(n, UNLABELLED, dtype=np.int64)
-        if null.any():  # labels not arrived yet are class 2; with none, the encoded labels (uint8)
-            cls[~null] = encoder.encode(y[~null], offset)
+        filled = np.where(null, y[int(np.argmin(null))], y) if null.any() and not null.all() else y
+        cls: np.ndarray = np.full(n, UNLABELLED, dtype=np.int64) if null.all() else encoder.encode(filled, offset)
+        if null.any():  # labels not arrived: class 2 (filled with a label above, so errors name the right row)
+            cls = np.where(null, UNLABELLED, cls)
         weighted = sample_weight is not None
         w = clean_weights(as_1d_array(sample_weight, "sample_weight"), n, offset) if weighted else np.empty(0)
         gid = self._encoder.group_ids(keys, n)
