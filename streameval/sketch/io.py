@@ -63,6 +63,7 @@ from .io_header import (
     check_grid_size,
     max_grid_bins,
 )
+from .io_inflate import inflate_v1
 
 try:  # ISA-L's CRC-32: zlib's polynomial and values, ~4x faster (a 75 KB shard: 7 us against 30)
     from isal.isal_zlib import crc32 as _crc32
@@ -564,7 +565,7 @@ def decode(
         raise _fail(f"payload length {plen} is more than {k} bins can take ({_max_payload(k, flags, extra)} bytes)", source)
     rest: bytes | memoryview = b""
     if flags & FLAG_ZLIB:
-        keys, values, rest = _inflate(stored, k, grid, source, extra)
+        keys, values, rest = inflate_v1(stored, k, grid, source, extra)
     else:
         if len(stored) != need:
             raise _fail(f"payload holds {len(stored)} bytes, {k} bins need {need}", source)
@@ -580,71 +581,3 @@ def decode(
 
         replicates = decode_replicates(boot, rest, grid, keys, values, source, bool(counters["weighted"]))
     return SketchParts(kind, grid, keys, values, counters, meta, replicates)
-
-
-_INFLATE_BINS = 1 << 14  # bins inflated and checked at a time (1 MiB of values)
-
-
-def _inflate(
-    stored: memoryview, k: int, grid: Grid, source: str | None, extra: int = 0
-) -> tuple[np.ndarray, np.ndarray, bytes]:
-    """Inflate a zlib payload of ``k`` bins, checking as it goes.
-
-    The key deltas come first and are checked whole; the values are inflated a run of bins at a
-    time, each run checked (rule 8) before the next is inflated. So a crafted payload fails
-    after at most one run of garbage: memory grows with the valid-looking prefix, not with what
-    the header claims. The output never exceeds ``68 * k`` bytes.
-    """
-    inflater = zlib.decompressobj()
-    pos, pending = 0, b""
-    step = 1 << 16
-
-    def take(n: int) -> bytes:
-        nonlocal pos, pending
-        parts = []
-        try:
-            while n > 0:
-                if not pending:
-                    if pos >= len(stored) or inflater.eof:
-                        break
-                    pending, pos = bytes(stored[pos:pos + step]), pos + step
-                chunk = inflater.decompress(pending, n)
-                pending = inflater.unconsumed_tail
-                parts.append(chunk)
-                n -= len(chunk)
-        except zlib.error as exc:
-            raise _fail(f"payload does not decompress ({exc})", source) from None
-        return b"".join(parts)
-
-    raw_keys = take(4 * k)
-    if len(raw_keys) != 4 * k:
-        raise _fail(f"payload holds {len(raw_keys)} bytes, {k} bins need {k * BIN_BYTES}", source)
-    keys = np.cumsum(np.frombuffer(raw_keys, dtype="<u4").astype(np.int64))
-    check_keys(grid, keys, source)
-    runs = []  # allocated as they pass their checks, never all at once from the header's word
-    for start in range(0, k, _INFLATE_BINS):
-        stop = min(start + _INFLATE_BINS, k)
-        raw = take((stop - start) * 2 * N_FIELDS * 8)
-        if len(raw) != (stop - start) * 2 * N_FIELDS * 8:
-            got = 4 * k + start * 2 * N_FIELDS * 8 + len(raw)
-            raise _fail(f"payload holds {got} bytes, {k} bins need {k * BIN_BYTES}", source)
-        run = np.frombuffer(raw, dtype="<f8").reshape(stop - start, 2, N_FIELDS).astype(np.float64)
-        check_cells(grid, keys[start:stop], run, source)
-        runs.append(run)
-    values = np.concatenate(runs) if len(runs) > 1 else runs[0] if runs else np.empty((0, 2, N_FIELDS))
-    tail = take(extra) if extra else b""  # the replicate section, bounded by the header's word
-    if len(tail) != extra:
-        raise _fail(f"payload ends {extra - len(tail)} bytes before the end of its bootstrap replicates", source)
-    unfed = max(len(stored) - pos, 0)
-    rest = b""
-    if not inflater.eof:
-        try:
-            rest = inflater.decompress(pending + bytes(stored[pos:]), 1)
-        except zlib.error as exc:
-            raise _fail(f"payload does not decompress ({exc})", source) from None
-        unfed = 0
-    if rest or not inflater.eof:
-        raise _fail("payload is longer than its header says, or incomplete", source)
-    if inflater.unused_data or unfed:
-        raise _fail(f"{len(inflater.unused_data) + unfed} trailing byte(s) after the compressed payload", source)
-    return keys, values, tail
