@@ -441,13 +441,13 @@ _GRIDS: dict[tuple[Any, ...], Grid] = {}
 def _cached_grid(spec: Any, source: str | None) -> Grid:
     """:func:`_grid`, remembered for flat specs (thousands of shard files share one grid).
 
-    The key keeps each value's type and exact text, so ``4`` and ``4.0`` (refused for an integer
-    parameter) never share an entry, nor ``0.0`` and ``-0.0`` (equal as floats, but a grid
-    written with ``-0.0`` writes it back); the size cap is checked on every call (its
-    environment variable may change).
+    The key keeps each value's type and exact value (a float by its hex form), so ``4`` and
+    ``4.0`` (refused for an integer parameter) never share an entry, nor ``0.0`` and ``-0.0``
+    (equal as floats, but a grid written with ``-0.0`` writes it back); the size cap is checked
+    on every call (its environment variable may change).
     """
     if isinstance(spec, dict) and all(type(v) in (int, float, str) for v in spec.values()):
-        key = tuple(sorted((k, type(v).__name__, repr(v)) for k, v in spec.items()))
+        key = tuple((k, type(v), v.hex() if type(v) is float else v) for k, v in spec.items())
         grid = _GRIDS.get(key)
         if grid is None:
             grid = _grid(spec, source)

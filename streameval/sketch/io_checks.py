@@ -232,9 +232,8 @@ def check_consistency(values: np.ndarray | None, c: dict[str, Any], source: str 
         bounds = None
     else:
         t0, t1, cells, w_inside, w_touch, n_outside_cells, frac_any, bounds = summary
-    totals = np.array([t0, t1])
-    with np.errstate(over="ignore"):
-        grand = float(t0 + t1)
+    totals = (float(t0), float(t1))
+    grand = totals[0] + totals[1]  # Python floats: an overflow is inf, without a warning
     if not grand <= MAX_TOTAL_WEIGHT:
         raise fail(
             f"total weight {grand!r} (negative {float(totals[0])!r}, positive {float(totals[1])!r}) "
