@@ -46,3 +46,20 @@ def test_reading_windows_does_not_import_pandas():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip()
     assert out == "False"
+
+
+def test_cells_without_their_group_row_are_an_error_naming_them(tmp_path):
+    import pandas as pd
+
+    from streameval.monitor import Store
+    from streameval.monitor.layout import StoreReadError
+
+    rng = np.random.default_rng(0)
+    pd.DataFrame({"score": rng.random(200), "label": rng.random(200) < 0.3,
+                  "seg": rng.choice(["a", "b"], 200)}).to_parquet(tmp_path / "d.parquet")
+    with Store(tmp_path / "m.duckdb") as st:
+        st.ingest([str(tmp_path / "d.parquet")], score="score", label="label", by=["seg"])
+        assert len(st.sketchset()) == 2
+        st._con.execute("DELETE FROM groups WHERE gid = 1")
+        with pytest.raises(StoreReadError, match="file_id 0, gid 1 have no row"):
+            st.sketchset()

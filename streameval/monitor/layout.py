@@ -131,12 +131,36 @@ def _codes(column: Any) -> tuple[np.ndarray, list[Any]]:
     return _np(enc.indices).astype(np.int64), _pylist(enc.dictionary)
 
 
-def _cell_arrays(cells: Any, group_keys: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """The scanned cells as ``(row, local, values)``: each cell's row in the groups table (found
-    by binary search of ``file_id * 2**32 + gid`` in ``group_keys``, sorted), its code inside
-    the group (``bin * 3 + class``) and its ``[weight, min, max, score_sum]``. Filled batch by
-    batch from views of the Arrow buffers: no combined copies of the columns, no casts of whole
-    columns (fresh memory is what a cold process pays most for here)."""
+class StoreReadError(ValueError):
+    """The store's tables do not fit together (a cell without its group row)."""
+
+
+def _row_lookup(file_ids: np.ndarray, gids: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """A dense table from ``(file_id, gid)`` to the row of the groups table: ``(base, size, lut)``,
+    the row of ``(f, g)`` being ``lut[base[f] + g]`` for ``g < size[f]`` (-1 for a group not read)."""
+    n_files = int(file_ids.max()) + 1 if file_ids.shape[0] else 0
+    size = np.zeros(n_files, dtype=np.int64)
+    np.maximum.at(size, file_ids, gids + 1)
+    base = np.zeros(n_files + 1, dtype=np.int64)
+    np.cumsum(size, out=base[1:])
+    lut = np.full(int(base[-1]), -1, dtype=np.int64)
+    lut[base[file_ids] + gids] = np.arange(file_ids.shape[0], dtype=np.int64)
+    return base, size, lut
+
+
+def _cell_arrays(cells: Any, file_ids: np.ndarray, gids: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The scanned cells as ``(row, local, values)``: each cell's row in the groups table (whose
+    ``file_ids``, ``gids`` are given), its code inside the group (``bin * 3 + class``) and its
+    ``[weight, min, max, score_sum]``. Filled batch by batch from views of the Arrow buffers: no
+    combined copies of the columns, no casts of whole columns (fresh memory is what a cold
+    process pays most for here); rows come from a dense lookup table, not a search.
+
+    Raises
+    ------
+    StoreReadError
+        A cell whose (file_id, gid) has no row among the groups read.
+    """
+    base, size, lut = _row_lookup(file_ids, gids)
     m = cells.num_rows
     row = np.empty(m, dtype=np.int64)
     local = np.empty(m, dtype=np.int64)
@@ -147,9 +171,16 @@ def _cell_arrays(cells: Any, group_keys: np.ndarray) -> tuple[np.ndarray, np.nda
         if k == 0:
             continue
         col = dict(zip(batch.schema.names, batch.columns, strict=True))
-        key = _np(col["file_id"]).astype(np.int64) << 32
-        key += _np(col["gid"])
-        row[at:at + k] = np.searchsorted(group_keys, key)
+        fid, gid = _np(col["file_id"]), _np(col["gid"])
+        known = (fid >= 0) & (fid < size.shape[0])
+        slot = np.where(known, fid, 0)
+        known &= (gid >= 0) & (gid < size[slot])
+        rows = np.where(known, lut[np.where(known, base[slot] + gid, 0)] if lut.shape[0] else -1, -1)
+        if rows.min() < 0:
+            bad = int(np.argmin(rows))
+            raise StoreReadError(f"store cells of file_id {int(fid[bad])}, gid {int(gid[bad])} have no row in the "
+                                 "groups table read with them; the store is inconsistent")
+        row[at:at + k] = rows
         part = local[at:at + k]
         np.multiply(_np(col["bin"]), 3, out=part, dtype=np.int64)
         part += _np(col["class"])
@@ -337,7 +368,7 @@ def read_sketchset(
         cells = con.sql("SELECT c.file_id, c.gid, c.bin, c.class, c.weight, c.min, c.max, c.score_sum FROM cells c "
                         f"SEMI JOIN (SELECT file_id, gid FROM groups WHERE {cond}) g "
                         "ON c.file_id = g.file_id AND c.gid = g.gid", params=params).to_arrow_table()
-    row, local, values_2d = _cell_arrays(cells, file_ids * (1 << 32) + gids)
+    row, local, values_2d = _cell_arrays(cells, file_ids, gids)
     codes, merged_cells = merge_cells(merged[row] if row.size else row, local, values_2d, 3 * grid.n_bins)
     return SketchSet.from_cells(key_names, grid, keys, counters, codes, merged_cells, pos_label=labels[0],
                                 neg_label=labels[1], weighted=weighted, max_groups=max_groups)

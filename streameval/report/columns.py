@@ -74,20 +74,15 @@ def _timestamps(values: Sequence[Any]) -> Any:
     name = _zone_name(zone)
     if name is None:
         return None
-    # keys share their window objects: converted once per object (by identity: the list keeps
-    # them alive, and hashing an aware datetime asks its zone for the offset each time)
-    micros: dict[int, int] = {}
-    out = np.zeros(len(values), dtype=np.int64)
-    valid = np.ones(len(values), dtype=bool)
-    for i, v in enumerate(values):
-        if v is None:
-            valid[i] = False
-            continue
-        m = micros.get(id(v))
-        if m is None:
-            m = micros[id(v)] = (v - _EPOCH_UTC) // _US
-        out[i] = m
-    return _fixed(out, valid, pa.timestamp("us", tz=name))
+    # keys share their window objects: each distinct object converted once, found by identity
+    # (the list keeps them alive; hashing an aware datetime asks its zone for the offset)
+    ids = np.fromiter(map(id, values), dtype=np.uint64, count=len(values))
+    distinct, first, inverse = np.unique(ids, return_index=True, return_inverse=True)
+    objects = [values[i] for i in first.tolist()]
+    micros = np.array([0 if v is None else (v - _EPOCH_UTC) // _US for v in objects], dtype=np.int64)
+    valid = np.array([v is not None for v in objects], dtype=bool)
+    inverse = inverse.reshape(-1)
+    return _fixed(micros[inverse], valid[inverse], pa.timestamp("us", tz=name))
 
 
 def _strings(values: Sequence[Any]) -> Any:
@@ -114,9 +109,10 @@ def _python_column(values: Sequence[Any]) -> Any:
     if not kinds:
         built = pa.nulls(len(values))
     elif kinds == {int}:
-        valid = np.fromiter((v is not None for v in values), dtype=bool, count=len(values))
+        nulls = None in values
+        valid = np.fromiter((v is not None for v in values), dtype=bool, count=len(values)) if nulls else None
         try:
-            ints = np.array([0 if v is None else v for v in values], dtype=np.int64)
+            ints = np.array([0 if v is None else v for v in values] if nulls else values, dtype=np.int64)
         except OverflowError:
             ints = None
         if ints is not None:
