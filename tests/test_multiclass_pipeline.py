@@ -134,6 +134,18 @@ def test_row_tasks_leave_the_sketch_tables_to_the_callers_thread():
         assert conf.sum() == n and ranks.sum() == n
         weighted = RowStats(cols, y, np.full(n, 0.5), None, conf, ranks)
         assert weighted.direct and len(weighted.tasks) == 1 and weighted.tables[0][0] is conf
+        # the true-class score buffer goes back to the spare list at finish, for the next chunk
+        spare: list[np.ndarray] = []
+        first = RowStats(cols, y, None, None, conf, ranks, spare)
+        for task in first.tasks:
+            task()
+        expected = first.finish()
+        assert len(spare) == 1 and spare[0] is first._buffer
+        again = RowStats(cols, y, None, None, conf, ranks, spare)
+        assert again._buffer is first._buffer and not spare
+        for task in again.tasks:
+            task()
+        assert again.finish() == expected
 
     # a sketch fed unweighted then weighted chunks on a pipeline: the same bytes as with barriers
     n = 200_000

@@ -136,6 +136,7 @@ class MulticlassSketch(MulticlassMetrics):
         self._tables: ms.Shards | None = None
         self._pipeline: Pipeline | None = None  # see _pipelined
         self._pipeline_adds = False  # a pending chunk's finish adds its own tables to the sketch's
+        self._spare: list[np.ndarray] = []  # row statistics' buffers, reused from chunk to chunk
         self._cache: dict[Any, Any] = {}
         self.replicates: MulticlassReplicates | None = None if bootstrap is None else MulticlassReplicates(bootstrap, seed)
         if classes is not None:
@@ -221,6 +222,7 @@ class MulticlassSketch(MulticlassMetrics):
 
     def _compact(self) -> None:
         self._settle()
+        self._spare.clear()
         if self._tables is not None:
             threads = self.threads if self.threads is not None else cpu_count()
             self._ovr_keys, self._ovr_values, self._pair_keys, self._pair_values = self._tables.compact(threads)
@@ -324,7 +326,7 @@ class MulticlassSketch(MulticlassMetrics):
         weighted = weights is not None
         w = weights if weights is not None else np.empty(0)
         cols = score_columns(scores)
-        rows = RowStats(cols, labels, weights, preds, self.confusion, self.ranks)  # tasks beside the columns'
+        rows = RowStats(cols, labels, weights, preds, self.confusion, self.ranks, self._spare)  # tasks beside the columns'
         cells = self._ovr_keys.shape[0] + self._pair_keys.shape[0]
         if self._tables is None and n <= SMALL_CHUNK_ROWS and cells <= 8 * n * self.n_classes:
             # Small chunk into a compact sketch: bin by sorting, no writing state (as BinarySketch).

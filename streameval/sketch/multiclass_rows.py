@@ -28,6 +28,7 @@ from ..kernels.multiclass_dense import column_addresses, row_stats
 __all__ = ["RowStats", "SPLIT_ROWS"]
 
 SPLIT_ROWS = 1 << 16  # unweighted chunks at least this long are counted in two halves
+MAX_SPARE = 3  # true-class score buffers kept for the next chunks (two in flight on a pipeline)
 
 
 class RowStats:
@@ -45,16 +46,23 @@ class RowStats:
         Hard predictions replacing the argmax for the confusion table.
     confusion, ranks : ndarray of shape (K, K), float64
         The sketch's tables, added to in place (by the tasks, or by :meth:`finish`).
+    spare : list of float64 arrays, optional
+        Buffers for the true-class scores: one at least ``n`` long is taken, and given back by
+        :meth:`finish` (the caller's thread only). A fresh 3 MB array per batch cost page
+        faults and system time on every batch (see ``multiclass_eval._prepared``).
     """
 
     def __init__(
         self, cols: list[np.ndarray], labels: np.ndarray, weights: np.ndarray | None, preds: np.ndarray | None,
-        confusion: np.ndarray, ranks: np.ndarray,
+        confusion: np.ndarray, ranks: np.ndarray, spare: list[np.ndarray] | None = None,
     ) -> None:
         n = labels.shape[0]
         self.cols, self.labels, self.weights, self.preds = cols, labels, weights, preds
         self.confusion, self.ranks = confusion, ranks
-        self.s_true = np.empty(n)
+        fits = [i for i, b in enumerate(spare or []) if b.shape[0] >= n]
+        self._spare = spare
+        self._buffer = spare.pop(fits[0]) if spare is not None and fits else np.empty(n)
+        self.s_true = self._buffer[:n]
         self.tol = 1e-8 + math.sqrt(float(np.finfo(cols[0].dtype).eps))  # scikit-learn's isclose(sum, 1)
         half = n // 2 if weights is None and n >= SPLIT_ROWS else n
         self.parts = [(0, half)] + ([(half, n)] if half < n else [])
@@ -100,6 +108,8 @@ class RowStats:
         n = self.labels.shape[0]
         w = self.weights if self.weights is not None else np.empty(0)
         _, w_in, _, logloss = kernels.probability_sums(self.s_true, np.ones(n, dtype=np.uint8), w, self.weights is not None)
+        if self._spare is not None and len(self._spare) < MAX_SPARE:
+            self._spare.append(self._buffer)
         return sum(self.unnormalized), float(w_in), float(logloss)
 
     def add_totals(self, counters: dict[str, Any], col: np.ndarray) -> None:
