@@ -27,6 +27,9 @@ import numpy.typing as npt
 
 __all__ = ["segment_cumsum", "segment_sum", "run_sum"]
 
+_STEPPED = 256
+"""Runs up to this long are summed one position at a time for all runs together."""
+
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
 
@@ -184,6 +187,12 @@ def run_sum(x: FloatArray, starts: IntArray) -> FloatArray:
     ndarray of float64, shape (n_runs,) or (n_runs, m)
         ``x[a] + x[a + 1] + ...`` in that order (as :func:`streameval.kernels.grouped.sort_reduce`
         combines the cells of one code).
+
+    Notes
+    -----
+    Runs of up to 256 values are added one position at a time for all of them (runs ordered
+    by length, so the runs still going are a prefix): O(longest run) NumPy steps. Longer runs
+    go through :func:`numpy.add.accumulate` along the rows of a padded matrix per length class.
     """
     x = np.ascontiguousarray(x, dtype=np.float64)
     starts = np.asarray(starts, dtype=np.int64)
@@ -191,9 +200,15 @@ def run_sum(x: FloatArray, starts: IntArray) -> FloatArray:
     out = x[starts[:-1]].copy()
     if out.shape[0] == 0:
         return out
-    for seg, width in _length_classes(lengths):
-        if width == 1:
-            continue
+    stepped = np.flatnonzero((lengths > 1) & (lengths <= _STEPPED))
+    if stepped.shape[0]:
+        by_length = stepped[np.argsort(-lengths[stepped], kind="stable")]
+        still = -lengths[by_length]  # ascending: runs longer than k are the first searchsorted(still, -k)
+        first = starts[by_length]
+        for k in range(1, int(-still[0])):
+            c = int(np.searchsorted(still, -k, side="left"))
+            out[by_length[:c]] += x[first[:c] + k]
+    for seg, width in _length_classes(np.where(lengths > _STEPPED, lengths, 0)):
         index, _ = _flat_index(starts[seg], lengths[seg], width)
         acc = np.add.accumulate(x[index], axis=1)  # past a run's end: repeats, never read
         out[seg] = acc[np.arange(seg.shape[0]), lengths[seg] - 1]
