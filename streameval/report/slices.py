@@ -23,6 +23,7 @@ from ..errors import UndefinedMetricWarning
 from ..metrics.segmented import SegmentedTable, segmented_average_precision, segmented_confusion, segmented_roc_auc
 from ..metrics.thresholds import check_rule
 from ..sketch.sketchset import UNLABELLED, SketchSet
+from ..sketch.sketchset_cells import cell_batches
 from .columns import float_values
 
 __all__ = ["SliceTable", "SLICE_SCHEMA_VERSION"]
@@ -90,16 +91,6 @@ def _rate_data(data: dict[str, list[np.ndarray]], t: SegmentedTable, grid: Any, 
         for rate in _RATES:
             _add(data, f"{prefix}{rate}@{th:g}", np.where(defined, rates[rate], np.nan))
     return inexact
-
-
-def _batches(group: np.ndarray, n: int) -> list[tuple[int, int]]:
-    """Consecutive group ranges ``[g0, g1)`` of about ``_BATCH`` cells each (``group`` sorted)."""
-    if n == 0:
-        return [(0, 0)]
-    ends = np.cumsum(np.bincount(group, minlength=n))
-    cuts = np.unique(np.searchsorted(ends, np.arange(_BATCH, int(ends[-1]) if ends.size else 0, _BATCH)) + 1)
-    edges = [0] + [int(c) for c in cuts if 0 < c < n] + [n]
-    return list(zip(edges[:-1], edges[1:], strict=True))
 
 
 def _ci_columns(data: dict[str, Column], sketches: SketchSet, keys: list[Any], ci: Any) -> None:
@@ -261,16 +252,14 @@ class SliceTable:
         thresholds = [float(t) for t in thresholds]
         keys = sketches.keys()
         ctr = sketches.group_counters()
-        group, bins, klass, cells = sketches.cell_columns()
         lab_areas: dict[str, list[Any]] = {}
         lab_rates: dict[str, list[Any]] = {}
         est_columns: dict[str, list[Any]] = {}
         inexact = 0
         # Groups in batches of about _BATCH cells: the per-bin temporaries stay small (memory
-        # that is reused is cheap; fresh memory costs page faults, on VMs ~5 ms per MB).
-        for g0, g1 in _batches(group, len(keys)):
-            a, b = np.searchsorted(group, [g0, g1])
-            g, bn, kl, ce = group[a:b] - g0, bins[a:b], klass[a:b], cells[a:b]
+        # that is reused is cheap; fresh memory costs page faults, on VMs ~5 ms per MB), and a
+        # set's compact one-row cells are expanded a batch at a time, never all at once.
+        for g0, g1, g, bn, kl, ce in cell_batches(sketches, _BATCH):
             labelled_cells = kl != UNLABELLED
             lab = SegmentedTable.from_cells(g[labelled_cells], bn[labelled_cells], kl[labelled_cells],
                                             ce[labelled_cells], g1 - g0)

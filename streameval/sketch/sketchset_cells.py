@@ -1,0 +1,62 @@
+"""Reading a sketch set's cells a range of groups at a time.
+
+A set built from a large sliced log keeps its one-row cells compact (a code and a score, 16 bytes;
+:mod:`streameval.kernels.pairsort`), and :meth:`SketchSet.cell_columns` turns all of them into full
+cells (40 bytes) at once: at 100M rows in 30,000 groups that is ~94M cells, gigabytes that a table
+of per-group metrics does not need at once. :func:`cell_batches` expands one range of groups at a
+time, so memory holds the compact set and one batch.
+"""
+
+from __future__ import annotations
+
+from typing import Iterator
+
+import numpy as np
+
+from ..kernels import pairsort
+from .sketchset import SketchSet
+
+__all__ = ["cell_batches"]
+
+CellBatch = tuple[int, int, np.ndarray, np.ndarray, np.ndarray, np.ndarray]
+
+
+def cell_batches(ss: SketchSet, max_cells: int) -> Iterator[CellBatch]:
+    """The set's cells in consecutive group ranges ``[g0, g1)`` of about ``max_cells`` cells each.
+
+    Parameters
+    ----------
+    ss : SketchSet
+    max_cells : int
+        Cells per batch aimed at (a group is never split: a batch holds at least one group).
+
+    Yields
+    ------
+    (g0, g1, group, bin, class, cells)
+        ``group`` (int64 (k,)) counts from ``g0``; ``bin``, ``class`` and ``cells`` (float64 (k, 4))
+        as :meth:`SketchSet.cell_columns`, whose rows for groups ``[g0, g1)`` these are, in the same
+        order. A set without groups yields one empty batch ``(0, 0, ...)``. The arrays are fresh
+        or views of the set's own: do not modify them.
+    """
+    ss._consolidate()
+    n = len(ss)
+    span = 3 * ss.grid.n_bins
+    one = ss._one
+    bounds = np.arange(n + 1, dtype=np.int64) * span
+    ends = np.searchsorted(ss._code, bounds[1:])
+    if one is not None:
+        ends = ends + np.searchsorted(one[0], bounds[1:])
+    total = int(ends[-1]) if n else 0
+    cuts = np.unique(np.searchsorted(ends, np.arange(max_cells, total, max_cells)) + 1)
+    edges = [0] + [int(c) for c in cuts if 0 < c < n] + [n]
+    for g0, g1 in zip(edges[:-1], edges[1:], strict=True):
+        lo, hi = g0 * span, g1 * span
+        if one is not None:
+            code, cell = pairsort.group_slice(one[0], one[1], ss._code, ss._cell, lo, hi)
+        else:
+            a, b = np.searchsorted(ss._code, [lo, hi])
+            code, cell = ss._code[a:b], ss._cell[a:b]
+        rest = code - lo
+        group = rest // span
+        rest = rest % span
+        yield g0, g1, group, rest // 3, rest % 3, cell

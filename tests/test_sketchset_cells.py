@@ -1,0 +1,64 @@
+"""A sketch set's cells read a range of groups at a time (sketch/sketchset_cells.py): the batches
+put together are :meth:`SketchSet.cell_columns`, whole groups, about the size asked, and a compact
+set stays compact while a slice table is computed from it."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from test_pairsort import _hashed
+from test_sketchset import _build, _frame
+
+from streameval.kernels import grouped_sort
+from streameval.report import SliceTable
+from streameval.sketch.sketchset import SketchSet
+from streameval.sketch.sketchset_cells import cell_batches
+
+
+def _joined(ss: SketchSet, max_cells: int) -> tuple[list[np.ndarray], list[tuple[int, int]]]:
+    parts: list[list[np.ndarray]] = [[], [], [], []]
+    ranges = []
+    for g0, g1, group, bins, klass, cells in cell_batches(ss, max_cells):
+        assert group.shape == bins.shape == klass.shape == cells.shape[:1]
+        assert group.size == 0 or (group.min() >= 0 and group.max() < g1 - g0)
+        ranges.append((g0, g1))
+        for out, a in zip(parts, (group + g0, bins, klass, cells), strict=True):
+            out.append(a)
+    return [np.concatenate(p) for p in parts], ranges
+
+
+@pytest.mark.parametrize("max_cells", [1, 7, 1000, 1 << 40])
+@pytest.mark.parametrize("compact", [True, False])
+def test_batches_put_together_are_the_cell_columns(max_cells, compact, monkeypatch):
+    monkeypatch.setattr(grouped_sort, "MIN_SORT_ROWS", 1000)
+    df = _frame(n=20_000, seed=5, decimals=None, unlabelled=0.1)
+    ss = _build(df, 20_000) if compact else _hashed(df, 5_000)
+    ss._consolidate()  # the one sort of the buffered rows (done by the first read)
+    assert (ss._one is not None) == compact
+    joined, ranges = _joined(ss, max_cells)
+    assert (ss._one is not None) == compact  # reading in batches did not expand the set
+    assert ranges[0][0] == 0 and ranges[-1][1] == len(ss)
+    assert all(a[1] == b[0] and a[0] < a[1] for a, b in zip(ranges, ranges[1:], strict=False))  # consecutive
+    sizes = np.bincount(joined[0], minlength=len(ss))
+    for g0, g1 in ranges:  # about max_cells each: a batch ends at the group that reaches it
+        n = int(sizes[g0:g1].sum())
+        assert n - int(sizes[g1 - 1]) < max_cells or g1 - g0 == 1
+    for got, want in zip(joined, ss.cell_columns(), strict=True):
+        assert np.array_equal(got, want)
+
+
+def test_an_empty_set_gives_one_empty_batch():
+    ss = SketchSet(["g"])
+    (batch,) = list(cell_batches(ss, 10))
+    assert batch[:2] == (0, 0) and all(a.shape[0] == 0 for a in batch[2:])
+
+
+def test_a_slice_table_leaves_a_compact_set_compact(monkeypatch):
+    monkeypatch.setattr(grouped_sort, "MIN_SORT_ROWS", 1000)
+    df = _frame(n=20_000, seed=6, decimals=None, unlabelled=0.1)
+    ss, ref = _build(df, 20_000), _hashed(df, 5_000)
+    ss._consolidate()
+    assert ss._one is not None
+    got = SliceTable.from_sketchset(ss, thresholds=[0.5]).to_arrow()
+    assert ss._one is not None
+    assert got.equals(SliceTable.from_sketchset(ref, thresholds=[0.5]).to_arrow())
