@@ -3,7 +3,7 @@
 A report's read path (merge the store on read, build the table of every group) needs three
 reductions over segments: running sums restarted per segment, ``np.sum`` of each segment, and the
 left-to-right sum of the cells that merge into one. :mod:`.grouped` has them compiled, but the
-first call of any compiled kernel in a process costs Numba's initialisation (~0.7-1.3 s of CPU on
+first call of any compiled kernel in a process costs Numba's initialisation (~0.8-1.0 s of CPU on
 the 2-core reference machine, more than all the arithmetic of a 90-day x 1,000-slice report).
 Here the same additions run as vectorized NumPy over all segments at once, in the same order, so
 every result equals the compiled one bit for bit (tests compare them on random data):

@@ -8,7 +8,7 @@ NumPy work: one stable sort of the cells by output code, and, only where cells o
 groups meet, their sums added left to right (:func:`streameval.kernels.segments.run_sum`, the
 order :func:`streameval.kernels.grouped.sort_reduce` adds them in). No Python per group or per
 cell, no per-group BLOB to parse, and no compiled kernel: the first call of one costs a fresh
-process Numba's initialisation (~0.7-1.3 s of CPU), more than the whole merge.
+process Numba's initialisation (~0.8-1.0 s of CPU), more than the whole merge.
 """
 
 from __future__ import annotations
