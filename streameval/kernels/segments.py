@@ -9,15 +9,19 @@ Here the same additions run as vectorized NumPy over all segments at once, in th
 every result equals the compiled one bit for bit (tests compare them on random data):
 
 - :func:`segment_cumsum`: ``acc = 0.0; acc += x[i]`` per segment (as ``np.cumsum``, but for the
-  sign of a leading ``-0.0``), done by ``np.add.accumulate`` along the rows of a matrix holding
-  the segments of one length class (powers of two), padded after their ends;
+  sign of a leading ``-0.0``), by ``np.add.accumulate`` along the rows of a matrix holding the
+  segments of one length class (powers of two), padded after their ends;
 - :func:`segment_sum`: NumPy's pairwise summation (``pairwise_sum`` in its float loops: eight
   accumulators for 8-128 values, halves above), one level of the recursion at a time for all
   segments together;
 - :func:`run_sum`: a run's values added left to right starting from its first value (how
-  :func:`.grouped.sort_reduce` combines cells with equal codes).
+  :func:`.grouped.sort_reduce` combines cells with equal codes), one position at a time for all
+  runs of up to 256 values.
 
-The cost is O(total length) NumPy work plus O(log(longest segment)) Python steps.
+When every partial sum is exact whatever the order (whole numbers or quarters whose absolute
+values add up to less than 2**50: unweighted counts, the AUC's pair counts), the first two take
+differences of one running sum instead, which gives the same bits. The cost is O(total length)
+NumPy work plus O(log(longest segment)) Python steps (O(min(longest run, 256)) for :func:`run_sum`).
 """
 
 from __future__ import annotations
