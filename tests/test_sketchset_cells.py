@@ -62,3 +62,32 @@ def test_a_slice_table_leaves_a_compact_set_compact(monkeypatch):
     got = SliceTable.from_sketchset(ss, thresholds=[0.5]).to_arrow()
     assert ss._one is not None
     assert got.equals(SliceTable.from_sketchset(ref, thresholds=[0.5]).to_arrow())
+
+
+def test_the_store_writes_cells_a_group_range_at_a_time(tmp_path, monkeypatch):
+    """Ingesting into the store in batches of 50 cells stores what one batch stores."""
+    from test_monitor import JOB, _day
+
+    from streameval.monitor import Store, layout
+
+    _day(tmp_path / "d1.parquet", 1, n=6000, unlabelled=0.1)
+    with Store(tmp_path / "one.duckdb") as st:
+        st.ingest(str(tmp_path / "d1.parquet"), **JOB)
+        want = st.sketchset().cell_columns()
+    batches: list[int] = []  # cells per batch written
+    real = layout.cell_batches
+
+    def counted(ss, n):  # type: ignore[no-untyped-def]
+        assert n == 50
+        for b in real(ss, n):
+            batches.append(b[2].shape[0])
+            yield b
+
+    monkeypatch.setattr(layout, "CELL_BATCH", 50)
+    monkeypatch.setattr(layout, "cell_batches", counted)
+    with Store(tmp_path / "many.duckdb") as st:
+        st.ingest(str(tmp_path / "d1.parquet"), **JOB)
+        got = st.sketchset().cell_columns()
+    assert len(batches) >= 3 and sum(batches) == want[0].shape[0]  # several batches were written
+    for a, b in zip(got, want, strict=True):
+        assert np.array_equal(a, b)

@@ -15,14 +15,15 @@ from __future__ import annotations
 
 import datetime as _dt
 import json
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Iterator, Sequence
 
 import numpy as np
 
 from ..kernels.segments import run_sum
 from ..sketch.sketchset import SketchSet
+from ..sketch.sketchset_cells import cell_batches
 
-__all__ = ["COUNTERS", "GROUPS_DDL", "CELLS_DDL", "tables_of", "read_sketchset"]
+__all__ = ["COUNTERS", "GROUPS_DDL", "CELLS_DDL", "tables_of", "insert_tables", "read_sketchset"]
 
 COUNTERS = ("n_rows", "n_nan", "n_zero_weight", "n_outside", "n_unlabelled", "prob_weight", "brier_sum",
             "log_loss_sum")
@@ -48,8 +49,10 @@ def _json_key(v: Any) -> Any:
     return v
 
 
-def tables_of(ss: SketchSet, file_id: int, windowed: bool) -> tuple[Any, Any]:
-    """One file's contribution as ``(groups, cells)`` Arrow tables in the column order of the DDL.
+def tables_of(ss: SketchSet, file_id: int, windowed: bool) -> tuple[Any, Iterator[Any]]:
+    """One file's contribution as a ``groups`` Arrow table and its ``cells`` as Arrow tables of
+    about :data:`CELL_BATCH` rows each (a range of groups at a time: a compact set is never
+    expanded whole), both in the column order of the DDL.
 
     ``gid`` numbers the set's groups 0..n-1 in :meth:`SketchSet.keys` order; ``slice`` is the JSON
     list of the slice values (dates as ISO strings); ``window_start`` is null without windows.
@@ -64,15 +67,35 @@ def tables_of(ss: SketchSet, file_id: int, windowed: bool) -> tuple[Any, Any]:
     slices = pa.array([json.dumps([_json_key(v) for v in (k[1:] if windowed else k)]) for k in keys], pa.string())
     groups = pa.table({"file_id": fid, "gid": pa.array(np.arange(n, dtype=np.int32)), "window_start": starts,
                        "slice": slices, **{c: pa.array(counters[c]) for c in COUNTERS}})
-    group, bins, klass, cells = ss.cell_columns()
-    cells_table = pa.table({
-        "file_id": pa.array(np.full(group.shape[0], file_id, dtype=np.int32)),
-        "gid": pa.array(group.astype(np.int32)), "bin": pa.array(bins.astype(np.int32)),
-        "class": pa.array(klass.astype(np.int8)), "weight": pa.array(np.ascontiguousarray(cells[:, 0])),
-        "min": pa.array(np.ascontiguousarray(cells[:, 1])), "max": pa.array(np.ascontiguousarray(cells[:, 2])),
-        "score_sum": pa.array(np.ascontiguousarray(cells[:, 3])),
-    })
-    return groups, cells_table
+
+    def cell_tables() -> Iterator[Any]:
+        for g0, _, group, bins, klass, cells in cell_batches(ss, CELL_BATCH):
+            yield pa.table({
+                "file_id": pa.array(np.full(group.shape[0], file_id, dtype=np.int32)),
+                "gid": pa.array((group + g0).astype(np.int32)), "bin": pa.array(bins.astype(np.int32)),
+                "class": pa.array(klass.astype(np.int8)), "weight": pa.array(np.ascontiguousarray(cells[:, 0])),
+                "min": pa.array(np.ascontiguousarray(cells[:, 1])), "max": pa.array(np.ascontiguousarray(cells[:, 2])),
+                "score_sum": pa.array(np.ascontiguousarray(cells[:, 3])),
+            })
+
+    return groups, cell_tables()
+
+
+CELL_BATCH = 1 << 21
+"""Cells per Arrow table written to the store (~90 MB of columns)."""
+
+
+def insert_tables(con: Any, ss: SketchSet, file_id: int, windowed: bool) -> None:
+    """Insert one file's groups and cells (:func:`tables_of`) through the DuckDB connection
+    ``con``, inside the caller's transaction."""
+    groups, cell_tables = tables_of(ss, file_id, windowed)
+    con.register("_streameval_groups", groups)
+    con.execute("INSERT INTO groups SELECT * FROM _streameval_groups")
+    con.unregister("_streameval_groups")
+    for cells in cell_tables:  # a range of groups at a time
+        con.register("_streameval_cells", cells)
+        con.execute("INSERT INTO cells SELECT * FROM _streameval_cells")
+        con.unregister("_streameval_cells")
 
 
 def _np(column: Any) -> np.ndarray:

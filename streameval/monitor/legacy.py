@@ -14,7 +14,7 @@ from typing import Any
 
 from ..sketch.binary import BinarySketch
 from ..sketch.sketchset import DEFAULT_MAX_GROUPS, SketchSet
-from .layout import CELLS_DDL, GROUPS_DDL, tables_of
+from .layout import CELLS_DDL, GROUPS_DDL, insert_tables
 
 __all__ = ["read_v1", "upgrade"]
 
@@ -45,13 +45,7 @@ def upgrade(con: Any, path: str, names: list[str], grid: Any, windowed: bool) ->
         files = [r[0] for r in con.execute("SELECT path FROM files ORDER BY path").fetchall()]
         for file_id, file in enumerate(files):
             ss = read_v1(con, path, names, grid, windowed, "path = ?", [file])
-            groups, cells = tables_of(ss, file_id, windowed)
-            con.register("_streameval_groups", groups)
-            con.register("_streameval_cells", cells)
-            con.execute("INSERT INTO groups SELECT * FROM _streameval_groups")
-            con.execute("INSERT INTO cells SELECT * FROM _streameval_cells")
-            con.unregister("_streameval_groups")
-            con.unregister("_streameval_cells")
+            insert_tables(con, ss, file_id, windowed)
             labels = json.dumps([ss._labels.pos_label, ss._labels.neg_label], default=str)
             con.execute("INSERT INTO files_v2 SELECT path, ?, size, mtime_ns, digest, rows, ingested_at, ?, ? "
                         "FROM files WHERE path = ?", [file_id, labels, ss.weighted, file])

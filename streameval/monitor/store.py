@@ -39,7 +39,7 @@ from ..sketch.binary import BinarySketch, _plain
 from ..sketch.binary_merge import merge_labels as _merge_labels
 from ..sketch.sketchset import DEFAULT_MAX_GROUPS, SketchSet
 from ..windows import parse_window, window_starts
-from .layout import CELLS_DDL, GROUPS_DDL, read_sketchset, tables_of
+from .layout import CELLS_DDL, GROUPS_DDL, insert_tables, read_sketchset
 
 __all__ = ["Store", "StoreBusyError", "IngestResult", "STORE_SCHEMA_VERSION"]
 
@@ -325,13 +325,7 @@ class Store:
                 con.execute("DELETE FROM cells WHERE file_id = ?", [old[0]])
             top = _one(con.execute("SELECT max(file_id) FROM files"))
             file_id = 0 if top is None or top[0] is None else int(top[0]) + 1
-            groups, cells = tables_of(ss, file_id, windowed)
-            con.register("_streameval_groups", groups)
-            con.register("_streameval_cells", cells)
-            con.execute("INSERT INTO groups SELECT * FROM _streameval_groups")
-            con.execute("INSERT INTO cells SELECT * FROM _streameval_cells")
-            con.unregister("_streameval_groups")
-            con.unregister("_streameval_cells")
+            insert_tables(con, ss, file_id, windowed)
             labels = json.dumps([_plain(ss._labels.pos_label), _plain(ss._labels.neg_label)])
             con.execute("INSERT OR REPLACE INTO files VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
                         [path, file_id, st.st_size, st.st_mtime_ns, digest, rows, _dt.datetime.now(_dt.timezone.utc),
