@@ -130,23 +130,15 @@ def _score_columns(arrays: list[Any]) -> Any:
     return ScoreColumns(cols)
 
 
-def _prepared(chunks: Iterator[Any], extra: dict[str, str]) -> Iterator[tuple[Any, Any, Any]]:
-    """``(chunk, labels, score columns or the error gathering them)`` per chunk: run on the
-    reader thread, so that decoding the next batch overlaps binning this one. The scores' finite
-    check happens here too, off the thread that feeds the sketch (:meth:`MulticlassSketch.update`
-    finds it done). Not the labels' widening to int64: with that 3 MB array allocated here and
-    freed on the sketch's thread, each 10M-row evaluation took 1.8-2.8 s of system time against
-    0.6-0.8 s (same user time and page-fault count; probably the memory going back to the OS from
-    this thread's malloc arena each batch)."""
+def _prepared(chunks: Iterator[Any], extra: dict[str, str]) -> Iterator[tuple[Any, Any]]:
+    """``(chunk, score columns or the error gathering them)`` per chunk: run on the reader thread,
+    so that decoding the next batch overlaps binning this one."""
     for chunk in chunks:
         b = chunk.batch
-        labels = _column(b.column(LABEL))
         try:
-            scores = _score_columns([b.column(SCORE), *(b.column(a) for a in extra)])
-            scores.finite()
-            yield chunk, labels, scores
+            yield chunk, _score_columns([b.column(SCORE), *(b.column(a) for a in extra)])
         except (InputError, InputTypeError, ValueError) as exc:
-            yield chunk, labels, exc
+            yield chunk, exc
 
 
 def sketch_multiclass(
@@ -168,9 +160,7 @@ def sketch_multiclass(
 
     With more than one thread (default: the CPUs available) a reader thread decodes the next
     batch while the sketch bins this one, its columns shared
-    among ``threads`` threads (:meth:`MulticlassSketch.update`), batches following each other
-    without a barrier (:class:`~streameval.sketch.multiclass_pipeline.Pipeline`: a column's
-    next batch starts when its own previous one is done). The rows are binned in their
+    among ``threads`` threads (:meth:`MulticlassSketch.update`). The rows are binned in their
     order whatever the thread count, so results do not depend on it. Batches hold at most
     ``batch_rows`` rows and at most ``MATRIX_CELLS // K`` (a K-column batch is K times wider
     than a binary one; smaller matrices also stay in cache while their columns are binned).
@@ -190,7 +180,6 @@ def sketch_multiclass(
     from .grid import parse_grid
     from .sketch.binary import cpu_count
     from .sketch.multiclass import MulticlassSketch
-    from .sketch.multiclass_pipeline import Pipeline
 
     if threads is not None and (isinstance(threads, bool) or not isinstance(threads, int) or threads < 1):
         raise UsageError(f"threads must be a positive integer, got {threads!r}")
@@ -203,28 +192,21 @@ def sketch_multiclass(
     g = parse_grid(grid) if isinstance(grid, str) else grid
     sketch = MulticlassSketch(classes=None if classes is None else list(classes), grid=g, threads=n_threads)
     rows = 0
-    pipeline = Pipeline(n_threads) if n_threads > 1 else None
-    sketch._pipelined(pipeline)  # update() returns while its batch is binned: no barrier per batch
-    try:
-        with progress_callback(progress, src.rows_estimate, src.description) as on_rows:
-            prepared = _prepared(src.chunks(), extra)
-            batches = cast(Iterator[tuple[Any, Any, Any]], _read_ahead(cast(Iterable[Any], prepared))) if n_threads > 1 else prepared
-            for chunk, y, y_score in batches:
-                b = chunk.batch
-                try:
-                    if isinstance(y_score, Exception):
-                        raise y_score
-                    w = _column(b.column(WEIGHT)) if WEIGHT in b.schema.names else None
-                    sketch.update(y, y_score, sample_weight=w)
-                except (InputError, InputTypeError, ValueError) as exc:
-                    raise type(exc)(f"{chunk.origin}: {exc}") from None
-                rows += b.num_rows
-                if on_rows is not None:
-                    on_rows(b.num_rows)
-    finally:
-        sketch._pipelined(None)  # every batch binned and counted
-        if pipeline is not None:
-            pipeline.close()
+    with progress_callback(progress, src.rows_estimate, src.description) as on_rows:
+        prepared = _prepared(src.chunks(), extra)
+        batches = cast(Iterator[tuple[Any, Any]], _read_ahead(cast(Iterable[Any], prepared))) if n_threads > 1 else prepared
+        for chunk, y_score in batches:
+            b = chunk.batch
+            try:
+                if isinstance(y_score, Exception):
+                    raise y_score
+                w = _column(b.column(WEIGHT)) if WEIGHT in b.schema.names else None
+                sketch.update(_column(b.column(LABEL)), y_score, sample_weight=w)
+            except (InputError, InputTypeError, ValueError) as exc:
+                raise type(exc)(f"{chunk.origin}: {exc}") from None
+            rows += b.num_rows
+            if on_rows is not None:
+                on_rows(b.num_rows)
     if rows == 0:
         raise EmptyInputError(f"{src.description}: no rows to evaluate")
     return sketch, {"source": src.description, "files": src.files[:1000], "score": cols, "label": label,

@@ -142,17 +142,17 @@ def test_compact_cells_survive_a_dense_round_trip():
 
 
 @pytest.mark.parametrize("with_pred", [False, True])
-def test_row_statistics_in_two_halves_equal_a_row_by_row_count(with_pred):
-    """An unweighted chunk of 65,536 rows or more counts its confusion and rank tables in two
-    halves (two tasks, added after): the tables equal a row-by-row count and scikit-learn, the
-    rows that do not sum to 1 are all counted, wherever they fall."""
+def test_row_statistics_of_a_large_chunk_equal_a_row_by_row_count(with_pred):
+    """A chunk large enough for the threads (65,536 rows or more, an odd count): the confusion
+    and rank tables equal a row-by-row count and scikit-learn (ties included), and the rows
+    that do not sum to 1 are all counted wherever they fall (both ends, the middle)."""
     from sklearn.metrics import confusion_matrix, log_loss, top_k_accuracy_score
 
-    k, n = 5, 70_001  # odd: the halves differ by one row
+    k, n = 5, 70_001
     y, p, _ = data(11, k, ties=False, dtype=np.float64, weighted=False)
     y, p = np.r_[y, y[:1]], np.vstack([p, p[:1]])
     p[1::7] = 0.2  # rows of tied scores: the rank's and the argmax's tie rules
-    bad = np.array([0, n // 2 - 1, n // 2, n // 2 + 1, n - 1])  # both ends of both halves
+    bad = np.array([0, n // 2 - 1, n // 2, n // 2 + 1, n - 1])
     p[bad] *= 0.9
     rng = np.random.default_rng(4)
     pred = rng.integers(0, k, n) if with_pred else None

@@ -28,7 +28,7 @@ reading, merging or saving compacts the state.
 
 from __future__ import annotations
 
-import functools
+import math
 import os
 from typing import Any
 
@@ -40,14 +40,13 @@ from ..grid import DEFAULT_GRID, Grid, coarsening_map
 from ..inputs import as_1d_array
 from ..kernels import binary as kernels
 from ..kernels import multiclass as mk
+from ..kernels.multiclass_dense import column_addresses, row_stats
 from ..metrics.table import BinTable
 from . import multiclass_state as ms
 from .binary import SMALL_CHUNK_ROWS, BinarySketch, cpu_count
 from .multiclass_bootstrap import MulticlassReplicates
 from .multiclass_inputs import ScoreColumns, as_matrix, learn_classes, plain, score_columns, validate_chunk
 from .multiclass_metrics import MulticlassMetrics
-from .multiclass_pipeline import Pipeline
-from .multiclass_rows import RowStats
 from .multiclass_state import COLUMN_COUNTERS as _COLUMNS
 from .multiclass_state import FLOAT_COUNTERS as _FLOAT
 from .multiclass_state import INT_COUNTERS as _INT
@@ -134,9 +133,6 @@ class MulticlassSketch(MulticlassMetrics):
         self.counters["weighted"] = False
         self.threads = threads
         self._tables: ms.Shards | None = None
-        self._pipeline: Pipeline | None = None  # see _pipelined
-        self._pipeline_adds = False  # a pending chunk's finish adds its own tables to the sketch's
-        self._spare: list[np.ndarray] = []  # row statistics' buffers, reused from chunk to chunk
         self._cache: dict[Any, Any] = {}
         self.replicates: MulticlassReplicates | None = None if bootstrap is None else MulticlassReplicates(bootstrap, seed)
         if classes is not None:
@@ -207,25 +203,9 @@ class MulticlassSketch(MulticlassMetrics):
         self._cache.clear()
         return self._tables
 
-    def _settle(self) -> None:
-        """Wait for the chunks still binning on a pipeline (see :meth:`_pipelined`)."""
-        if self._pipeline is not None:
-            self._pipeline.wait(0)
-
-    def _pipelined(self, pipeline: Pipeline | None) -> None:
-        """Bin the next chunks on ``pipeline`` (None: each ``update`` waits for its chunk).
-        :meth:`update` then returns while its chunk is binned; compacting waits for every chunk,
-        but the counters and tables are complete only after :meth:`_settle`. Private to the
-        evaluation of a file, which settles the sketch before it hands it out."""
-        self._settle()
-        self._pipeline = pipeline
-
     def _compact(self) -> None:
-        self._settle()
-        self._spare.clear()
         if self._tables is not None:
-            threads = self.threads if self.threads is not None else cpu_count()
-            self._ovr_keys, self._ovr_values, self._pair_keys, self._pair_values = self._tables.compact(threads)
+            self._ovr_keys, self._ovr_values, self._pair_keys, self._pair_values = self._tables.compact()
             self._tables = None
 
     # -- update ------------------------------------------------------------------------------
@@ -325,34 +305,43 @@ class MulticlassSketch(MulticlassMetrics):
         n = scores.shape[0]
         weighted = weights is not None
         w = weights if weights is not None else np.empty(0)
+        s_true = np.empty(n)
+        unnormalized = [0]
+        true_sums: list[tuple[int, float, float, float]] = []
         cols = score_columns(scores)
-        rows = RowStats(cols, labels, weights, preds, self.confusion, self.ranks, self._spare)  # tasks beside the columns'
+
+        def rows() -> None:  # one task, run beside the column tasks
+            p = preds if preds is not None else np.empty(0, dtype=np.int64)
+            tol = 1e-8 + math.sqrt(float(np.finfo(scores.dtype).eps))  # scikit-learn's isclose(sum, 1)
+            addresses, like = column_addresses(cols)  # cols stays alive in this frame
+            unnormalized[0] = row_stats(
+                addresses, like, labels, w, weighted, p, preds is not None, self.confusion, self.ranks, s_true, tol
+            )
+            # The log loss of the true-class probabilities: the binary kernel's accurate sums, each
+            # row a "positive" whose probability is its true class's score.
+            true_sums.append(kernels.probability_sums(s_true, np.ones(n, dtype=np.uint8), w, weighted))
+
         cells = self._ovr_keys.shape[0] + self._pair_keys.shape[0]
         if self._tables is None and n <= SMALL_CHUNK_ROWS and cells <= 8 * n * self.n_classes:
             # Small chunk into a compact sketch: bin by sorting, no writing state (as BinarySketch).
-            self._settle()
             pair_grid = self.pair_grid if self._pairs_on else None
             new = ms.bin_small(self.grid, pair_grid, as_matrix(scores), labels, weights)
             old = (self._ovr_keys, self._ovr_values, self._pair_keys, self._pair_values)
             self._ovr_keys, self._ovr_values, self._pair_keys, self._pair_values = ms.merge_compact(old, new)
-            for task in rows.tasks:
-                task()
+            rows()
             col = np.array([kernels.probability_sums(cols[j], (labels == j).view(np.uint8), w, weighted) for j in range(self.n_classes)])
-        elif self._pipeline is not None:  # the caller goes on; the totals are added in chunk order
-            if rows.direct and self._pipeline_adds:
-                self._settle()  # its row task adds to the tables: no earlier chunk's finish may
-            self._pipeline_adds = not rows.direct
-            tasks, col = self._writing().tasks(ScoreColumns(cols), labels, weights, rows.tasks)
-            self._pipeline.submit(tasks, functools.partial(self._totals, rows, col))
-            self._pipeline.wait(keep=1)  # at most two chunks in flight
-            return
         else:
             threads = self.threads if self.threads is not None else cpu_count()
-            col = self._writing().add(ScoreColumns(cols), labels, weights, threads, rows.tasks)
-        self._totals(rows, col)
-
-    def _totals(self, rows: RowStats, col: np.ndarray) -> None:
-        rows.add_totals(self.counters, col)
+            col = self._writing().add(ScoreColumns(cols), labels, weights, threads, rows)
+        _, w_in, _, logloss = true_sums[0]
+        c = self.counters
+        c["log_loss_sum"] += logloss
+        c["prob_weight"] += w_in
+        c["n_unnormalized"] += int(unnormalized[0])
+        for i, name in enumerate(("col_n_outside", "col_prob_weight", "col_brier_sum", "col_log_loss_sum")):
+            c[name] += col[:, i]
+        c["n_outside"] += int(col[:, 0].sum())
+        c["brier_sum"] = float(np.sum(c["col_brier_sum"]))
 
     # -- merge -------------------------------------------------------------------------------
     def merge(self, other: "MulticlassSketch") -> "MulticlassSketch":

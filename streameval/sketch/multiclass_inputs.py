@@ -67,8 +67,6 @@ class ScoreColumns:
     :meth:`MulticlassSketch.update` as ``y_score``, straight from the decoded Arrow buffers,
     instead of copying them into one ``(n, K)`` matrix (0.1 s of CPU per 10M rows x 10 columns).
     The dense kernels read the columns where they are; other paths take :meth:`matrix`.
-    :meth:`finite` remembers its answer, so the evaluation of a file asks it on its reader
-    thread and :meth:`MulticlassSketch.update` does not scan the columns again.
 
     Raises
     ------
@@ -76,7 +74,7 @@ class ScoreColumns:
         No columns, columns that are not 1-D float32/float64 of one dtype, or of different lengths.
     """
 
-    __slots__ = ("columns", "_finite")
+    __slots__ = ("columns",)
 
     def __init__(self, columns: Any) -> None:
         cols = [np.ascontiguousarray(c) for c in columns]
@@ -85,15 +83,6 @@ class ScoreColumns:
         if len({c.dtype for c in cols}) != 1 or cols[0].dtype not in (np.float32, np.float64):
             raise InputTypeError(f"ScoreColumns needs float32 or float64 columns of one dtype, got {sorted({str(c.dtype) for c in cols})}")
         self.columns: list[np.ndarray] = cols
-        self._finite: bool | None = None
-
-    def finite(self) -> bool:
-        """True if every score is finite (one sum per column proves it; NaN and inf propagate
-        into a sum). Computed once: the columns are the caller's and must not change after."""
-        if self._finite is None:
-            with np.errstate(over="ignore", invalid="ignore"):
-                self._finite = all(np.isfinite(float(c.sum())) for c in self.columns)
-        return self._finite
 
     @property
     def shape(self) -> tuple[int, int]:
@@ -158,8 +147,7 @@ def as_scores(y_score: Any, n: int, offset: int) -> np.ndarray | ScoreColumns:
     if isinstance(y_score, ScoreColumns):
         if y_score.shape[0] != n:
             raise InputError(f"inconsistent numbers of samples: y_true has {n} rows but y_score has {y_score.shape[0]}")
-        if not y_score.finite():  # else proved finite already (maybe on a reader thread)
-            _check_finite_columns(y_score.columns, offset)
+        _check_finite_columns(y_score.columns, offset)
         return y_score
     mod = _module(y_score)
     if isinstance(y_score, np.ndarray):
@@ -305,9 +293,7 @@ def _small_int_codes(y: np.ndarray, classes: np.ndarray) -> npt.NDArray[np.int64
     if int(classes.min()) < 0 or top >= 1 << 16 or int(y.min()) < 0 or int(y.max()) > top:
         return None
     if top == classes.shape[0] - 1 and bool(np.all(classes == np.arange(classes.shape[0]))):
-        # classes 0..K-1 in order: the labels are their own codes (int64 labels as they are:
-        # the evaluation of a file widens them on its reader thread; codes are only read)
-        return y.astype(np.int64, copy=False)
+        return y.astype(np.int64)  # classes 0..K-1 in order: the labels are their own codes
     lut = np.full(top + 1, -1, dtype=np.int64)
     lut[classes] = np.arange(classes.shape[0])
     codes = lut[y]

@@ -18,11 +18,10 @@ pair grid 32x coarser), peak RSS 1.8 GiB while writing.
 
 from __future__ import annotations
 
-import functools
 import math
 import threading
 from concurrent.futures import ThreadPoolExecutor
-from typing import TYPE_CHECKING, Any, Callable, Hashable, Iterable
+from typing import TYPE_CHECKING, Any, Callable, Iterable
 
 import numpy as np
 
@@ -147,40 +146,31 @@ class Shards:
                 keys, cells, self.pair_count[t] = insert_cells(*new_table(_capacity(b - a), 1), 0, pk[a:b] - t * k * self.np, pv[a:b])
                 self.pairs.append((keys, cells))
 
-    def tasks(
-        self, scores: np.ndarray | ScoreColumns, labels: np.ndarray, weights: np.ndarray | None,
-        also: list[Callable[[], None]],
-    ) -> tuple[list[tuple[Hashable, Callable[[], None]]], np.ndarray]:
-        """Binning a validated chunk as keyed tasks: per column, its one-vs-rest histogram and
-        its pairwise cells ``(t, j)`` (dense: :func:`~streameval.kernels.multiclass_dense.dense_column`;
-        hashed: its own table), the hashed pairwise tables (first: the largest), then ``also``
-        (the per-row statistics: two halves of an unweighted chunk, smaller than a column task,
-        so the threads end together). A task owns the cells its key names, so no result depends
-        on the thread; one key's tasks must run in chunk order
-        (:class:`~streameval.sketch.multiclass_pipeline.Pipeline`). Returns the tasks and the
-        per-column probability sums ``[n_outside, weight_01, brier_sum, log_loss_sum]`` (K, 4)
-        they fill."""
-        sums = np.zeros((self.k, 4))
-        cols = score_columns(scores)  # the kernels read each column in place
-        tasks: list[tuple[Hashable, Callable[[], None]]] = []
-        if self.pair_grid is not None and not self.pair_dense:
-            tasks.append((("pairs",), lambda: self._add_pairs(as_matrix(scores), labels, weights)))
-        for j in range(self.k):
-            if self.dense or self.pair_dense:
-                tasks.append((("dense", j), functools.partial(self._add_dense, cols[j], labels, weights, sums, j)))
-            if not self.dense:
-                tasks.append((("ovr", j), functools.partial(self._add_ovr, cols[j], labels, weights, sums, j)))
-        tasks.extend((("rows", i), task) for i, task in enumerate(also))
-        return tasks, sums
-
     def add(
         self, scores: np.ndarray | ScoreColumns, labels: np.ndarray, weights: np.ndarray | None, threads: int,
-        also: list[Callable[[], None]],
+        also: Callable[[], None],
     ) -> np.ndarray:
-        """Run :meth:`tasks` now: with ``threads > 1`` and a large chunk, that many threads take
-        the tasks in turn. Returns the per-column probability sums."""
-        tasks, sums = self.tasks(scores, labels, weights, also)
-        _run([task for _, task in tasks], threads if scores.shape[0] >= 1 << 16 else 1)
+        """Bin a validated chunk, and run ``also`` (the per-row statistics).
+
+        The work is a list of independent tasks: per column, its one-vs-rest histogram and its
+        pairwise cells ``(t, j)`` (dense: :func:`~streameval.kernels.multiclass_dense.dense_column`;
+        hashed: its own table), the hashed pairwise tables (one task), and ``also``. With
+        ``threads > 1`` and a large chunk, that many threads take the tasks in turn; each task
+        owns its cells, so the result does not depend on which thread ran it. Returns per column
+        the binary sketch's probability sums ``[n_outside, weight_01, brier_sum, log_loss_sum]``.
+        """
+        sums = np.zeros((self.k, 4))
+        cols = score_columns(scores)  # the kernels read each column in place
+        tasks: list[Callable[[], None]] = []
+        if self.pair_grid is not None and not self.pair_dense:  # the largest task first
+            tasks.append(lambda: self._add_pairs(as_matrix(scores), labels, weights))
+        for j in range(self.k):
+            if self.dense or self.pair_dense:
+                tasks.append(lambda j=j: self._add_dense(cols[j], labels, weights, sums, j))  # type: ignore[misc]
+            if not self.dense:
+                tasks.append(lambda j=j: self._add_ovr(cols[j], labels, weights, sums, j))  # type: ignore[misc]
+        tasks.append(also)
+        _run(tasks, threads if scores.shape[0] >= 1 << 16 else 1)
         return sums
 
     def _add_dense(self, col: np.ndarray, labels: np.ndarray, weights: np.ndarray | None, sums: np.ndarray, j: int) -> None:
@@ -224,24 +214,15 @@ class Shards:
                 if pos < n:
                     self.pairs[t] = grow(keys, cells, self.pair_count[t] + BLOCK)
 
-    def compact(self, threads: int = 1) -> Compact:
+    def compact(self) -> Compact:
         """The compact form. Each shard is freed as soon as it is compacted, the largest set (the
         pairwise tables) first and straight into preallocated output, so the peak stays near the
-        tables' own size. With ``threads > 1``, dense pairwise cells are gathered on a pool
-        thread while the one-vs-rest cells are (the kernels release the GIL; the same cells)."""
-        pending = None
+        tables' own size."""
         if self.pair_dense:
             cells = self.pair_state[:-1]
-
-            def gather_pairs() -> tuple[np.ndarray, np.ndarray]:
-                pair_keys = dense.occupied(cells, self.pair_pages)
-                return pair_keys, dense.gather(cells, pair_keys)
-
-            if threads > 1 and self.dense:
-                pending = _pool().submit(gather_pairs)
-            else:
-                pair_keys, pair_values = gather_pairs()
-                self.pair_state = _FREED[1].reshape(0, 4)
+            pair_keys = dense.occupied(cells, self.pair_pages)
+            pair_values = dense.gather(cells, pair_keys)
+            self.pair_state = _FREED[1].reshape(0, 4)
         else:
             total = int(sum(self.pair_count))
             pair_keys, pair_values = np.empty(total, dtype=np.int64), np.empty((total, 4))
@@ -257,9 +238,6 @@ class Shards:
             ovr_keys = dense.occupied(self.ovr_state, self.ovr_pages)
             ovr_values = dense.gather(self.ovr_state, ovr_keys)
             self.ovr_state = kernels.empty_values(0)
-            if pending is not None:
-                pair_keys, pair_values = pending.result()
-                self.pair_state = _FREED[1].reshape(0, 4)
             return ovr_keys, ovr_values, pair_keys, pair_values
         ok, ov = [], []
         for j in range(self.k):
