@@ -86,7 +86,9 @@ def test_the_store_writes_cells_a_group_range_at_a_time(tmp_path, monkeypatch):
     monkeypatch.setattr(layout, "CELL_BATCH", 50)
     monkeypatch.setattr(layout, "cell_batches", counted)
     with Store(tmp_path / "many.duckdb") as st:
+        limit = st._con.execute("SELECT current_setting('memory_limit')").fetchall()
         st.ingest(str(tmp_path / "d1.parquet"), **JOB)
+        assert st._con.execute("SELECT current_setting('memory_limit')").fetchall() == limit  # bounded while writing only
         got = st.sketchset().cell_columns()
     assert len(batches) >= 3 and sum(batches) == want[0].shape[0]  # several batches were written
     for a, b in zip(got, want, strict=True):
