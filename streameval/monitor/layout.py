@@ -85,7 +85,7 @@ CELL_BATCH = 1 << 19
 """Cells per Arrow table written to the store (~23 MB of columns; ~90 MB of temporaries)."""
 
 
-WRITE_MEMORY_LIMIT = "512MB"
+WRITE_MEMORY_LIMIT = "256MB"
 """DuckDB's memory limit while a file's rows are inserted. A transaction's new rows are written to
 the database file as they come (DuckDB's optimistic writes), but its buffer pool keeps the
 written blocks until the limit: without one, a 100M-row file's 94M cells held ~6 GB."""
