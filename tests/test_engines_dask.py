@@ -60,6 +60,12 @@ def test_local_cluster():
         df = frame(seed=2)
         r = sed.evaluate(dd.from_pandas(df, npartitions=16), score="p", label="y")
         same(r.sketch, streameval.evaluate(df, score="p", label="y").sketch)
+
+
+@pytest.mark.slow  # worker processes compile the sliced and multiclass kernels: ~1 minute
+def test_local_cluster_slices_and_multiclass():
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster, \
+            Client(cluster):
         # Slices and multiclass sketches travel between worker processes as bytes too.
         sf = sliced_frame(3000, seed=2)
         options = dict(score="p", label="late", weight="w", by=["country", "tier"], time="ts", window="1d")

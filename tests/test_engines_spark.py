@@ -28,7 +28,7 @@ def spark():
     session.stop()
 
 
-@pytest.mark.parametrize("partitions", [1, 7, pytest.param(200, marks=pytest.mark.slow)])  # 200: the slow suite
+@pytest.mark.parametrize("partitions", [1, pytest.param(7, marks=pytest.mark.slow), pytest.param(200, marks=pytest.mark.slow)])  # 7, 200: the slow suite
 def test_equal_to_local_for_any_partitioning(spark, partitions):
     df = frame()
     local = streameval.evaluate(df, score="p", label="y")
@@ -88,7 +88,7 @@ def test_cli_engine_spark_equals_local(spark, tmp_path):
 SLICED = dict(score="p", label="late", by=["country", "tier"], time="ts", window="1d")
 
 
-@pytest.mark.parametrize("partitions", [1, 7, pytest.param(200, marks=pytest.mark.slow)])  # 200: the slow suite
+@pytest.mark.parametrize("partitions", [1, pytest.param(7, marks=pytest.mark.slow), pytest.param(200, marks=pytest.mark.slow)])  # 7, 200: the slow suite
 def test_slices_and_windows_equal_local_for_any_partitioning(spark, partitions):
     df = sliced_frame()
     local = streameval.evaluate(df, **SLICED)
@@ -123,7 +123,7 @@ def test_slices_by_expressions_weights_string_labels_one_class_and_empty_partiti
 
 # 200 partitions of a multiclass frame run in the Dask tests; here they would add ~2 minutes on
 # two cores, and the Spark merge tree is exercised at 200 partitions by the binary and sliced tests.
-@pytest.mark.parametrize("partitions", [1, 7])
+@pytest.mark.parametrize("partitions", [1, pytest.param(7, marks=pytest.mark.slow)])
 def test_multiclass_equal_to_local(spark, partitions):
     df = multiclass_frame(2000)
     local = streameval.evaluate(df, score=["p_0", "p_1", "p_2"], label="animal", weight="w")

@@ -98,7 +98,7 @@ def test_another_grid_or_version_is_decoded_whole():
     assert not parts.folded and not state.any()  # type: ignore[union-attr]
 
 
-@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(mutated_payloads())
 def test_mutated_payloads_get_the_same_verdict_and_message(case):
     header, payload, _ = case
@@ -106,7 +106,7 @@ def test_mutated_payloads_get_the_same_verdict_and_message(case):
     _same(_outcome(data, True), _outcome(data, False))
 
 
-@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(mutated_sketches())
 def test_mutated_bins_and_counters_get_the_same_verdict_and_message(case):
     """Counters moved to (and just past) the edges of what the bins allow: the folding path

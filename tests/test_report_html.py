@@ -413,6 +413,7 @@ def test_report_to_png_writes_valid_images(report, tmp_path):
         r.to_png(tmp_path, format="gif")
 
 
+@pytest.mark.slow  # PNG rendering is also covered by test_report_to_png_writes_valid_images
 def test_png_of_one_class_and_sliced_results(sliced, tmp_path):
     from streameval.report.html import write_images
 
@@ -423,6 +424,7 @@ def test_png_of_one_class_and_sliced_results(sliced, tmp_path):
     assert png.name == "monitor.png" and min(_png_size(png.read_bytes())) > 1000
 
 
+@pytest.mark.slow  # PNG rendering is also covered by test_report_to_png_writes_valid_images
 def test_cli_png_option(tmp_path):
     from typer.testing import CliRunner
 
