@@ -377,21 +377,35 @@ _READ_SMALL = 1 << 20  # regular files up to this size are read in one call, the
 
 def _read_small(fd: int, size: int, source: str) -> bytes | None:
     """The regular file ``fd`` of ``size`` bytes (at most 1 MiB) in one read (a shard: 3-4x faster
-    than a buffered file), its framing checked as :func:`_read_regular` does; None when it
+    than a buffered file), its framing checked (:func:`_framing_fits`); None when it
     changed size meanwhile or its header is cut short (the caller takes the careful path, which
     names any problem)."""
     data = os.read(fd, size + 1)
-    if len(data) != size:
+    if len(data) != size or not _framing_fits(data, size, source):
         return None
-    flags, hlen = _check_prefix(data[: _PREFIX.size], source)
-    if len(data) < _PREFIX.size + hlen + 12:
-        return None  # the careful path names the problem
-    (plen,) = struct.unpack_from("<Q", data, _PREFIX.size + hlen)
-    _check_payload_length(plen, flags, source, _version(data))
-    total = _PREFIX.size + hlen + 8 + plen + 4
-    if total != len(data):
-        raise _fail(f"truncated or padded: {len(data)} bytes, the header says {total}", source)
     return data
+
+
+def _framing_fits(head: bytes, size: int, source: str) -> bool:
+    """Check the framing in ``head`` (a regular file's first bytes) against the caps and the
+    file's ``size``; False when ``head`` ends before the payload length (the careful path
+    names the problem).
+
+    Raises
+    ------
+    SketchFormatError
+        Not a sketch, a future version, a length beyond the caps, or another size than the
+        header says.
+    """
+    flags, hlen = _check_prefix(head[: _PREFIX.size], source)
+    if len(head) < _PREFIX.size + hlen + 8:
+        return False
+    (plen,) = struct.unpack_from("<Q", head, _PREFIX.size + hlen)
+    _check_payload_length(plen, flags, source, _version(head))
+    total = _PREFIX.size + hlen + 8 + plen + 4
+    if total != size:
+        raise _fail(f"truncated or padded: {size} bytes, the header says {total}", source)
+    return True
 
 
 def _read_regular(f: BinaryIO, size: int, source: str) -> bytes | None:
@@ -399,14 +413,8 @@ def _read_regular(f: BinaryIO, size: int, source: str) -> bytes | None:
     against the caps and the file's size), then the rest. None when the file changed size
     meanwhile (the caller takes the careful path)."""
     head = f.read(min(size, 1 << 16))
-    flags, hlen = _check_prefix(head[: _PREFIX.size], source)
-    if len(head) < _PREFIX.size + hlen + 8:
-        return None  # a header beyond 64 KiB, or a short file: the careful path names the problem
-    (plen,) = struct.unpack_from("<Q", head, _PREFIX.size + hlen)
-    _check_payload_length(plen, flags, source, _version(head))
-    total = _PREFIX.size + hlen + 8 + plen + 4
-    if total != size:
-        raise _fail(f"truncated or padded: {size} bytes, the header says {total}", source)
+    if not _framing_fits(head, size, source):
+        return None  # a header beyond 64 KiB, or a short file
     rest = f.read(size - len(head)) if size > len(head) else b""
     if len(head) + len(rest) != size or f.read(1):
         return None
