@@ -226,8 +226,8 @@ def check_consistency(values: np.ndarray | None, c: dict[str, Any], source: str 
         Without ``values``, where they are needed (the caller decodes them and calls again).
     """
     if summary is None:
-        assert values is not None
-
+        if values is None:
+            raise ValueError("check_consistency needs the bins or the decoder's summary of them")
         t0, t1, cells, w_inside, w_touch, n_outside_cells, frac_any = _aggregates(np.ascontiguousarray(values))
         bounds = None
     else:
@@ -236,7 +236,7 @@ def check_consistency(values: np.ndarray | None, c: dict[str, Any], source: str 
     grand = totals[0] + totals[1]  # Python floats: an overflow is inf, without a warning
     if not grand <= MAX_TOTAL_WEIGHT:
         raise fail(
-            f"total weight {grand!r} (negative {float(totals[0])!r}, positive {float(totals[1])!r}) "
+            f"total weight {grand!r} (negative {totals[0]!r}, positive {totals[1]!r}) "
             f"exceeds {MAX_TOTAL_WEIGHT:g}: sums of such weights overflow float64",
             source,
         )
