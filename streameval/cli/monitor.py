@@ -115,9 +115,9 @@ def report_cmd(
         raise typer.BadParameter(f"unknown format {fmt!r}", param_hint="--format") from None
 
     def body() -> None:
-        from ..monitor import Store
         from ..monitor.alerts import parse_period, parse_since
-        from ..report import CIOptions, SliceTable
+        from ..monitor.store import Store
+        from ..report.slices import SliceTable
 
         with Store(store, read_only=True) as st:
             start = None if since is None else parse_since(since, st.newest_window())
@@ -127,7 +127,7 @@ def report_cmd(
             if reference is not None:
                 a, b = parse_period(reference, st.newest_window())
                 ref = st.sketchset(by=keep, window="all", since=a, until=b)
-            table = SliceTable.from_sketchset(ss, thresholds=cli.parse_thresholds(threshold), ci=CIOptions() if ci else None,
+            table = SliceTable.from_sketchset(ss, thresholds=cli.parse_thresholds(threshold), ci=_ci_options() if ci else None,
                                               provenance={"source": str(store), **({"reference": reference} if ref is not None else {})},
                                               reference=ref)
         cli._emit(table, fmt_, output)
@@ -143,6 +143,12 @@ def report_cmd(
         cli._write_images(table, png_dir, None, alerts=alert_doc)
 
     cli._run(body)
+
+
+def _ci_options() -> Any:
+    from ..report.binary import CIOptions  # only with --ci: the single-sketch report module is not on the report path
+
+    return CIOptions()
 
 
 @monitor_app.command("check")

@@ -23,7 +23,6 @@ from dataclasses import dataclass, field
 from typing import Any, Sequence
 
 from ..errors import UndefinedMetricWarning, UsageError
-from ..stats import benjamini_hochberg, compare, parse_metric
 from .store import Store
 
 __all__ = ["AlertTable", "check", "parse_period", "parse_since"]
@@ -216,6 +215,8 @@ def check(
     UsageError
         Bad periods, metric or direction.
     """
+    from ..stats import benjamini_hochberg, compare, parse_metric  # here: `monitor report` imports this module
+
     name, threshold = parse_metric(metric)
     direction = direction or ("increase" if name in _HARMFUL_UP else "decrease")
     if direction not in ("decrease", "increase", "both"):
