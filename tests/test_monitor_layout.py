@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 
@@ -43,15 +44,20 @@ def test_reading_windows_does_not_import_pandas():
         "codes, values = _codes(pa.chunked_array([a]))\n"
         "assert len(values) == 3\n"
     )
-    assert not pandas_imported_by(code)
+    assert not imported_by(code, ["pandas"])
 
 
-def pandas_imported_by(code: str) -> bool:
-    """Whether running ``code`` in a fresh interpreter imports pandas (it must itself succeed)."""
-    code += "\nimport sys\nprint('pandas' in sys.modules)\n"
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip()
-    assert out in ("True", "False"), out
-    return out == "True"
+def imported_by(code: str, modules: list[str]) -> list[str]:
+    """Which of ``modules`` running ``code`` in a fresh interpreter imports (``code`` must succeed;
+    a name matches the module and its submodules: ``"numba"`` finds ``numba.core``)."""
+    code += (f"\nimport json, sys\nprint('imported:', json.dumps([m for m in {modules!r} "
+             "if any(k == m or k.startswith(m + '.') for k in sys.modules)]))\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr[-3000:]
+    line = out.stdout.strip().splitlines()[-1]
+    assert line.startswith("imported: "), out.stdout[-2000:]
+    found: list[str] = json.loads(line[len("imported: "):])
+    return found
 
 
 def test_cells_without_their_group_row_are_an_error_naming_them(tmp_path):
@@ -69,3 +75,35 @@ def test_cells_without_their_group_row_are_an_error_naming_them(tmp_path):
         st._con.execute("DELETE FROM groups WHERE gid = 1")
         with pytest.raises(StoreReadError, match="file_id 0, gid 1 have no row"):
             st.sketchset()
+
+
+def test_monitor_report_imports_neither_pydantic_nor_the_modules_it_does_not_use(tmp_path):
+    """`streameval monitor report` (option parsing, store read, table, CSV) in a fresh process: no
+    pydantic (typer's validators), pandas, statistics, single-sketch or multiclass reports; and the
+    CSV it writes is the one the library gives."""
+    import pandas as pd
+
+    from streameval.monitor import Store
+    from streameval.report import SliceTable
+
+    rng = np.random.default_rng(3)
+    n = 3000
+    pd.DataFrame({"score": rng.random(n), "label": rng.random(n) < 0.3, "seg": rng.choice(["a", "b", "c"], n),
+                  "ts": pd.Timestamp("2026-11-01", tz="UTC") + pd.to_timedelta(rng.integers(0, 3 * 86400, n), unit="s")}
+                 ).to_parquet(tmp_path / "d.parquet")
+    store, out = tmp_path / "m.duckdb", tmp_path / "r.csv"
+    with Store(store) as st:
+        st.ingest([str(tmp_path / "d.parquet")], score="score", label="label", by=["seg"], time="ts", window="1d")
+    code = (
+        "import sys\n"
+        "from streameval.cli.main import main\n"
+        f"sys.argv = ['streameval', 'monitor', 'report', '--store', {str(store)!r}, '-t', '0.3,0.5', '-f', 'csv', "
+        f"'-o', {str(out)!r}]\n"
+        "try:\n    main()\nexcept SystemExit as exc:\n    assert exc.code in (0, None), exc.code\n"
+    )
+    unwanted = ["pydantic", "pandas", "streameval.stats", "streameval.report.binary", "streameval.report.multiclass",
+                "streameval.sketch.multiclass", "streameval.metrics.functional"]
+    assert imported_by(code, unwanted) == []
+    with Store(store, read_only=True) as st:
+        expected = SliceTable.from_sketchset(st.sketchset(), thresholds=[0.3, 0.5]).to_csv()
+    assert out.read_text() == expected and expected.count("\n") == 3 * 3 + 1

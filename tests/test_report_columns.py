@@ -11,7 +11,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.csv as pacsv
 import pytest
-from test_monitor_layout import pandas_imported_by
+from test_monitor_layout import imported_by
 
 from streameval.report import SliceTable
 from streameval.report.columns import arrow_column, float_values, write_csv_text
@@ -158,4 +158,4 @@ def test_a_csv_report_does_not_import_pandas():
         "assert t.to_csv().count('\\n') == 31\n"
         "t.to_text()\n"
     )
-    assert not pandas_imported_by(code)
+    assert not imported_by(code, ["pandas"])

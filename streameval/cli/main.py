@@ -19,11 +19,13 @@ import typer
 
 from ..errors import StreamevalError, UsageError
 from .options import _check_gates, _parse_gates, parse_thresholds
+from .plainparams import PlainGroup
 
 EXIT_OK, EXIT_DATA_ERROR, EXIT_USAGE_ERROR, EXIT_ALERT = 0, 1, 2, 3
 
 app = typer.Typer(
     name="streameval",
+    cls=PlainGroup,  # plain option values without pydantic (cli/plainparams.py)
     help=(
         "Evaluate binary classifiers over prediction logs too big for memory: exact metrics on "
         "discrete scores, rigorous intervals otherwise; sketches of shards merge exactly.\n\n"
@@ -466,7 +468,8 @@ def merge_cmd(
     threads: Optional[int] = typer.Option(None, "--threads", "-j", metavar="N", min=1, help="Threads that load and fold (default: all CPUs)."),
     format_version: Optional[int] = typer.Option(
         None, "--format-version", metavar="N",
-        help="Sketch file format to write: 3 (default, compact) or 1 (for streameval releases that read only versions 1-2)."),
+        help="Sketch file format to write: 3 (default, compact), 4 (columnar: shards that fold into a roll-up "
+             "faster) or 1 (for streameval releases that read only versions 1-2)."),
 ) -> None:
     """Merge sketches of shards (days, partitions, workers) into one; exact, order-free.
 
@@ -475,8 +478,8 @@ def merge_cmd(
     warns (or with --strict fails). Merging one file with --format-version 1 converts it for older
     readers.
     """
-    if format_version not in (None, 1, 3):
-        raise typer.BadParameter("3 or 1", param_hint="--format-version")
+    if format_version not in (None, 1, 3, 4):
+        raise typer.BadParameter("3, 4 or 1", param_hint="--format-version")
 
     def body() -> None:
         import warnings

@@ -11,8 +11,11 @@ from typing import Any, List, Optional
 
 import typer
 
+from .plainparams import PlainCommand, PlainGroup
+
 monitor_app = typer.Typer(
     name="monitor",
+    cls=PlainGroup,
     help="Incremental monitoring: a DuckDB store of per-(window, slice) sketches, reports and alerts.",
     no_args_is_help=True,
     add_completion=False,
@@ -29,7 +32,7 @@ def _shared() -> Any:
     return cli
 
 
-@monitor_app.command("ingest")
+@monitor_app.command("ingest", cls=PlainCommand)
 def ingest_cmd(
     paths: List[str] = typer.Argument(..., help="Files, directories or globs to ingest.", show_default=False),
     store: Path = _STORE,
@@ -74,7 +77,7 @@ def ingest_cmd(
     cli._run(body)
 
 
-@monitor_app.command("forget")
+@monitor_app.command("forget", cls=PlainCommand)
 def forget_cmd(
     paths: List[str] = typer.Argument(..., help="Files whose contribution to remove.", show_default=False),
     store: Path = _STORE,
@@ -92,7 +95,7 @@ def forget_cmd(
     cli._run(body)
 
 
-@monitor_app.command("report")
+@monitor_app.command("report", cls=PlainCommand)
 def report_cmd(
     store: Path = _STORE,
     by: Optional[str] = typer.Option(None, "--by", "-b", metavar="COLUMNS", help="Slice columns to keep (default: the store's); '' for none."),
@@ -151,7 +154,7 @@ def _ci_options() -> Any:
     return CIOptions()
 
 
-@monitor_app.command("check")
+@monitor_app.command("check", cls=PlainCommand)
 def check_cmd(
     store: Path = _STORE,
     reference: str = typer.Option(..., "--reference", metavar="PERIOD", help="Reference period: START:END dates, or a length such as 30d."),
