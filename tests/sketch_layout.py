@@ -1,4 +1,5 @@
-"""A pure-Python reading of the documented version-3 bin payload (docs/sketch-format.md §4.1).
+"""A pure-Python reading of the documented version-3 and version-4 bin payloads
+(docs/sketch-format.md §4.1 and §4.2).
 
 Written from the specification, not from streameval's code, so tests can check the compiled codec
 against it, and craft payloads the writer would never produce (invalid cells, odd but valid
@@ -124,3 +125,36 @@ def decode_payload(data: bytes, k: int) -> tuple[np.ndarray, np.ndarray]:
             values[j, c] = [w, lo, hi, sm]
     assert pos == len(data), (pos, len(data))
     return keys, values
+
+
+def encode_columnar_payload(keys: np.ndarray, values: np.ndarray, general: bool = False) -> bytes:
+    """The version-4 payload (§4.2), one cell at a time: a cell that is not exactly the empty cell
+    goes to U32 (weight 1.0, min, max and sum with the same bits, min a float32 value), U64 (the
+    same with another min) or GEN; ``general`` puts every cell in GEN (valid, never what the
+    writer picks)."""
+    lists = []
+    for c in range(2):
+        u32, u64, gen = [], [], []
+        for key, cell in zip(keys.tolist(), values[:, c].tolist(), strict=True):
+            w, lo, hi, sm = cell
+            if nibble(np.array(cell)) == 0:
+                continue
+            unit = not general and _bits(w) == _bits(1.0) and _bits(lo) == _bits(hi) == _bits(sm)
+            if unit and _f32_exact(lo):
+                u32.append((key, lo))
+            elif unit:
+                u64.append((key, lo))
+            else:
+                gen.append((key, w, lo, hi, sm))
+        lists += [u32, u64, gen]
+    out = b"".join(struct.pack("<I", len(x)) for x in lists)
+    for i, cells in enumerate(lists):
+        out += b"".join(struct.pack("<I", cell[0]) for cell in cells)
+        if i % 3 == 0:
+            out += b"".join(struct.pack("<f", cell[1]) for cell in cells)
+        elif i % 3 == 1:
+            out += b"".join(struct.pack("<d", cell[1]) for cell in cells)
+        else:
+            for field in range(1, 5):
+                out += b"".join(struct.pack("<d", cell[field]) for cell in cells)
+    return out

@@ -462,11 +462,11 @@ def test_wrong_magic(small):
         BinarySketch.from_bytes(pack(magic=b"\x89PNG\r\n\x1a\n"))
 
 
-@pytest.mark.parametrize("version", [4, 7, 65535])
+@pytest.mark.parametrize("version", [5, 7, 65535])
 def test_future_version_says_upgrade(small, version):
     f = split(small)
     data = pack(version=version, header=f["header"], payload=f["payload"])
-    with pytest.raises(SketchFormatError, match=rf"version {version} is not supported.*reads versions 1, 2, 3.*upgrade streameval"):
+    with pytest.raises(SketchFormatError, match=rf"version {version} is not supported.*reads versions 1, 2, 3, 4.*upgrade streameval"):
         BinarySketch.from_bytes(data)
 
 

@@ -134,7 +134,7 @@ def test_replicates_stay_version_2():
     assert split(sk.to_bytes())[0] == 2
     with pytest.raises(ValueError, match="version 2 only"):
         sk.to_bytes(format_version=3)
-    with pytest.raises(ValueError, match="format_version must be 3 or 1"):
+    with pytest.raises(ValueError, match="format_version must be 3, 4 or 1"):
         BinarySketch().to_bytes(format_version=2)
 
 

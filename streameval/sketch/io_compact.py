@@ -17,7 +17,7 @@ from ..grid import Grid
 from ..kernels import codec
 from .io_checks import REL_TOL, check_cells, fail
 
-__all__ = ["encode_compact", "decode_compact", "fold_compact", "max_compact_bytes", "BinSummary"]
+__all__ = ["encode_compact", "decode_compact", "fold_compact", "max_compact_bytes", "check_state", "BinSummary"]
 
 CELL_MAX_BYTES = 8 + 8 + 8 + 8  # a float64 weight, min, max and sum
 BIN_MAX_BYTES = codec.KEY_VARINT_BYTES + 1 + 2 * CELL_MAX_BYTES
@@ -119,14 +119,7 @@ def fold_compact(
         If ``state`` is not a writable C-ordered float64 array of shape ``(grid.n_bins, 2, 4)``
         (nothing is written: the kernel checks keys against the grid, not the state's bounds).
     """
-    if not (
-        isinstance(state, np.ndarray) and state.shape == (grid.n_bins, 2, 4) and state.dtype == np.float64
-        and state.flags.c_contiguous and state.flags.writeable
-    ):
-        raise ValueError(
-            f"fold_compact needs a writable C-ordered float64 dense state of shape ({grid.n_bins}, 2, 4) "
-            f"for {grid.describe()}, got {getattr(state, 'dtype', type(state).__name__)} {getattr(state, 'shape', '')}"
-        )
+    check_state(state, grid)
     buf = _raw(stored, k, compressed, source)
     sums = np.empty(8, dtype=np.float64)
     counts = np.empty(4, dtype=np.int64)
@@ -137,11 +130,34 @@ def fold_compact(
     return _summary(sums, counts)
 
 
+def check_state(state: np.ndarray, grid: Grid) -> None:
+    """Refuse a dense state the compiled folds cannot write safely (they check keys against the
+    grid, not the state's bounds).
+
+    Raises
+    ------
+    ValueError
+        If ``state`` is not a writable C-ordered float64 array of shape ``(grid.n_bins, 2, 4)``.
+    """
+    if not (
+        isinstance(state, np.ndarray) and state.shape == (grid.n_bins, 2, 4) and state.dtype == np.float64
+        and state.flags.c_contiguous and state.flags.writeable
+    ):
+        raise ValueError(
+            f"folding a sketch file needs a writable C-ordered float64 dense state of shape ({grid.n_bins}, 2, 4) "
+            f"for {grid.describe()}, got {getattr(state, 'dtype', type(state).__name__)} {getattr(state, 'shape', '')}"
+        )
+
+
 def _raw(stored: bytes | memoryview, k: int, compressed: bool, source: str | None) -> np.ndarray:
-    """The payload's bytes as uint8, inflated (to at most what ``k`` bins can take) when compressed."""
+    return _raw_payload(stored, max_compact_bytes(k), k, compressed, source)
+
+
+def _raw_payload(stored: bytes | memoryview, cap: int, k: int, compressed: bool, source: str | None) -> np.ndarray:
+    """The payload's bytes as uint8, inflated (to at most ``cap``, what ``k`` bins can take)
+    when compressed."""
     if not compressed:
         return np.frombuffer(stored, dtype=np.uint8)
-    cap = max_compact_bytes(k)
     inflater = zlib.decompressobj()
     try:
         raw = inflater.decompress(stored, cap + 1)

@@ -249,3 +249,27 @@ def _meta(raw: Any, source: str | None) -> dict[str, Any]:
     if created_by is not None and not (isinstance(created_by, str) and len(created_by) <= MAX_LABEL_CHARS):
         raise _fail(f"bad header field meta.created_by={str(created_by)[:80]!r}: must be a short string", source)
     return meta
+
+
+_GRIDS: dict[tuple[Any, ...], Grid] = {}
+
+
+def _cached_grid(spec: Any, source: str | None) -> Grid:
+    """:func:`_grid`, remembered for flat specs (thousands of shard files share one grid).
+
+    The key keeps each value's type and exact value (a float by its hex form), so ``4`` and
+    ``4.0`` (refused for an integer parameter) never share an entry, nor ``0.0`` and ``-0.0``
+    (equal as floats, but a grid written with ``-0.0`` writes it back); the size cap is checked
+    on every call (its environment variable may change).
+    """
+    if isinstance(spec, dict) and all(type(v) in (int, float, str) for v in spec.values()):
+        key = tuple((k, type(v), v.hex() if type(v) is float else v) for k, v in spec.items())
+        grid = _GRIDS.get(key)
+        if grid is None:
+            grid = _grid(spec, source)
+            if len(_GRIDS) < 64:
+                _GRIDS[key] = grid
+        else:
+            check_grid_size(grid, source)
+        return grid
+    return _grid(spec, source)

@@ -1,0 +1,385 @@
+# mypy: disable-error-code="call-arg,no-untyped-call,assignment,var-annotated"
+# (Numba-compiled code: scalar types are Numba's, and intrinsics are called with typing contexts)
+"""Compiled decoder of the columnar bin payload (sketch format version 4).
+
+Version 3 stores each bin as a variable-length record whose length depends on its tag, so its
+decoder branches on the data at every bin (~13-18 ns per cell for the parse alone, ~40 ns with
+the checks). Version 4 stores the cells of each class in three lists, each a set of flat
+little-endian columns (``docs/sketch-format.md`` §4.2)::
+
+    6 x uint32   the lists' lengths: for class 0 then class 1, lists U32, U64, GEN
+    per class (0, 1), per list (U32, U64, GEN):
+      uint32[m]        keys, strictly increasing inside the list
+      U32:  float32[m] scores of unit cells (weight 1, one score; the sum is the score)
+      U64:  float64[m] scores of unit cells whose score is not a float32 value
+      GEN:  float64[m] weights, then float64[m] minima, float64[m] maxima, float64[m] sums
+
+A class's three lists hold distinct keys; the header's ``n_bins`` is the number of distinct keys
+of both classes. Every loop below runs over one list of one class, so the class and the cell
+form are constants of the loop: no branch depends on the data except on an error.
+
+:func:`decode4` checks what :func:`streameval.kernels.codec.decode_checked` checks (the structure,
+every cell's values, the sums the counter checks need, in the same ``S_*``/``C_*`` slots) and
+either fills compact bins or, with ``fold``, adds the cells straight into a dense state. Sums may
+differ from version 3's by rounding (another order of additions): the counter checks decide a sum
+that close to its bound with the bins, as they do for version 3.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numba as nb
+import numpy as np
+
+from .binary import LOG_LOSS_EPS, MAX, MIN, SUM, W, bin_indices, fold_cell
+from .cache import ENABLED as CACHE
+from .codec import (
+    C_CELLS,
+    C_CELLS_OK,
+    C_FRAC,
+    C_OUTSIDE,
+    LOG_SLACK,
+    S_B_HI,
+    S_B_LO,
+    S_L_HI,
+    S_L_LO,
+    S_T0,
+    S_T1,
+    S_W_IN,
+    S_W_TOUCH,
+    _cell_ok,
+    _log_sum,
+)
+from .intrinsics import bits_f32, bits_f64, load_le32, load_le64, prefetch
+
+U32, U64, GEN = 0, 1, 2
+N_LISTS = 6
+PROLOGUE = 4 * N_LISTS
+CELL_BYTES = (8, 12, 36)  # bytes per cell of lists U32, U64, GEN (key included)
+BLOCK = 256  # cells whose scores are binned and logged together (scratch stays in L1)
+PREFETCH = 16  # cells between a state line's prefetch and its fold
+
+# decode4 status codes (io_columnar.py turns them into messages)
+OK = 0
+LENGTH = 1  # the payload's length is not what the list lengths say
+TOO_MANY_CELLS = 2  # more cells than 2 * n_bins
+KEY_NOT_INCREASING = 3
+KEY_OUTSIDE_GRID = 4
+DUPLICATE_CELL = 5  # a key in two lists of one class
+BIN_COUNT = 6  # distinct keys != the header's n_bins
+ZERO_WEIGHT = 7  # a GEN cell holding the empty cell [0 or -0.0, +inf, -inf, 0]
+
+__all__ = ["decode4", "list_lengths", "U32", "U64", "GEN", "CELL_BYTES", "PROLOGUE"]
+
+
+@nb.njit(nogil=True, cache=CACHE, boundscheck=False)
+def list_lengths(buf):  # type: ignore[no-untyped-def]
+    """The six list lengths (int64) and the payload length they need (-1 if ``buf`` is shorter
+    than the prologue)."""
+    m = np.zeros(N_LISTS, dtype=np.int64)
+    if buf.shape[0] < PROLOGUE:
+        return m, np.int64(-1)
+    need = np.int64(PROLOGUE)
+    for i in range(N_LISTS):
+        m[i] = np.int64(load_le32(buf, 4 * i))
+        need += m[i] * CELL_BYTES[i % 3]
+    return m, need
+
+
+@nb.njit(nogil=True, cache=CACHE, boundscheck=False)
+def decode4(buf, k, n_bins, kind, f0, f1, f2, i0, i1, i2, cuts, rel_tol, keys, values, state, fold, sums, counts):  # type: ignore[no-untyped-def]
+    """Decode and check the columnar payload ``buf`` (uint8) of ``k`` bins.
+
+    Without ``fold``, fills ``keys`` (int64 (k,)) and ``values`` (float64 (k, 2, 4)) with the
+    compact bins; with ``fold``, adds every cell into the dense ``state`` (float64
+    (n_bins, 2, 4)) as :func:`streameval.kernels.binary.merge_into` would add the decoded bins
+    (one addition per state cell and file, so bit for bit whatever the order).
+
+    Returns ``(status, list, cell, byte offset)``: status :data:`OK`, or the first structural
+    problem's code with the list (0-5: class * 3 + form), the cell and the payload byte where it
+    was found. With status OK, ``counts[C_CELLS_OK]`` says whether every cell passed the value
+    rules (``io_checks.check_cells``); ``sums`` and ``counts`` receive what the counter checks
+    need (the slots of :mod:`streameval.kernels.codec`). On a failure ``state`` may hold part of
+    the file: the caller discards it.
+    """
+    m, need = list_lengths(buf)
+    if need < 0 or need != buf.shape[0]:
+        return LENGTH, -1, -1, buf.shape[0]
+    total = 0
+    for i in range(N_LISTS):
+        total += m[i]
+    if total > 2 * k:
+        return TOO_MANY_CELLS, -1, -1, 0
+    # -- structure: keys increasing inside each list and the grid, distinct within a class
+    nw = (n_bins + 63) >> 6
+    seen = np.zeros((2, nw), dtype=np.uint64)
+    starts = np.empty(N_LISTS, dtype=np.int64)
+    pos = np.int64(PROLOGUE)
+    for li in range(N_LISTS):
+        starts[li] = pos
+        c = li // 3
+        prev = np.int64(-1)
+        for i in range(m[li]):
+            key = np.int64(load_le32(buf, pos + 4 * i))
+            if key <= prev:
+                return KEY_NOT_INCREASING, li, i, pos + 4 * i
+            if key >= n_bins:
+                return KEY_OUTSIDE_GRID, li, i, pos + 4 * i
+            prev = key
+            word = key >> 6
+            bit = np.uint64(1) << np.uint64(key & 63)
+            if seen[c, word] & bit:
+                return DUPLICATE_CELL, li, i, pos + 4 * i
+            seen[c, word] |= bit
+        pos += m[li] * CELL_BYTES[li % 3]
+    distinct = 0
+    for w in range(nw):
+        distinct += _popcount(seen[0, w] | seen[1, w])
+    if distinct != k:
+        return BIN_COUNT, -1, -1, 0
+    for li in range(2, N_LISTS, 3):  # the empty cell stored as a present one
+        mg = m[li]
+        wpos = starts[li] + 4 * mg
+        for i in range(mg):
+            w = bits_f64(load_le64(buf, wpos + 8 * i))
+            if w == 0.0:
+                lo = bits_f64(load_le64(buf, wpos + 8 * (mg + i)))
+                hi = bits_f64(load_le64(buf, wpos + 8 * (2 * mg + i)))
+                sm = bits_f64(load_le64(buf, wpos + 8 * (3 * mg + i)))
+                if lo == math.inf and hi == -math.inf and sm == 0.0:
+                    return ZERO_WEIGHT, li, i, wpos + 8 * i
+    # -- values: checks and sums, list by list
+    acc = np.zeros(12, dtype=np.float64)  # t0, t1, w_in, w_touch, b_lo, b_hi, l_lo, l_hi, w_logs
+    cnt = np.zeros(3, dtype=np.int64)  # cells, outside, frac
+    ok = True
+    scratch = np.empty((6, BLOCK), dtype=np.float64)
+    got = np.empty(2 * BLOCK, dtype=np.int64)
+    want = np.empty(2 * BLOCK, dtype=np.int64)
+    for li in range(N_LISTS):
+        c = li // 3
+        if li % 3 == GEN:
+            ok = ok and _gen_values(buf, starts[li], m[li], c, kind, f0, f1, f2, i0, i1, i2, cuts, rel_tol, acc, cnt, scratch, got, want)
+        else:
+            ok = ok and _unit_values(buf, starts[li], m[li], li % 3 == U32, c, kind, f0, f1, f2, i0, i1, i2, cuts, acc, cnt, scratch, got, want)
+        if not ok:
+            break
+    # -- the cells themselves
+    if not fold:  # filled even when a cell fails: the NumPy checks name it
+        _fill_bins(buf, starts, m, seen, keys, values)
+    elif ok:
+        for li in range(N_LISTS):
+            _fold_list(buf, starts[li], m[li], li % 3, li // 3, state)
+    sums[S_T0], sums[S_T1], sums[S_W_IN], sums[S_W_TOUCH] = acc[0], acc[1], acc[2], acc[3]
+    sums[S_B_LO], sums[S_B_HI] = acc[4], acc[5]
+    sums[S_L_LO], sums[S_L_HI] = acc[6] - LOG_SLACK * acc[8], acc[7] + LOG_SLACK * acc[8]
+    counts[C_CELLS], counts[C_OUTSIDE], counts[C_FRAC], counts[C_CELLS_OK] = cnt[0], cnt[1], cnt[2], ok
+    return OK, -1, -1, 0
+
+
+@nb.njit(inline="always", nogil=True)
+def _popcount(x):  # type: ignore[no-untyped-def]
+    n = 0
+    while x:
+        x &= x - np.uint64(1)
+        n += 1
+    return n
+
+
+@nb.njit(inline="always", nogil=True)
+def _unit_score(buf, base, i, f32):  # type: ignore[no-untyped-def]
+    if f32:
+        return np.float64(bits_f32(load_le32(buf, base + 4 * i)))
+    return bits_f64(load_le64(buf, base + 8 * i))
+
+
+@nb.njit(nogil=True, boundscheck=False, error_model="numpy")
+def _unit_values(buf, start, mu, f32, c, kind, f0, f1, f2, i0, i1, i2, cuts, acc, cnt, scratch, got, want):  # type: ignore[no-untyped-def]
+    """Checks and sums of one unit list (weight 1, one score per cell); False if a cell fails."""
+    base = start + 4 * mu
+    eps = LOG_LOSS_EPS
+    xs = scratch[0]
+    ls = scratch[1]
+    ones = scratch[2]
+    ones[:] = 1.0
+    t = w_in = b = lsum = 0.0
+    outside = 0
+    for s0 in range(0, mu, BLOCK):
+        e = min(BLOCK, mu - s0)
+        nan = False
+        for i in range(e):
+            s = _unit_score(buf, base, s0 + i, f32)
+            nan |= s != s
+            xs[i] = s
+            want[i] = np.int64(load_le32(buf, start + 4 * (s0 + i)))
+        if nan:
+            return False
+        bin_indices(kind, f0, f1, f2, i0, i1, i2, cuts, xs[:e], got[:e])
+        for i in range(e):
+            if got[i] != want[i]:
+                return False
+        for i in range(e):
+            s = xs[i]
+            inside = (s >= 0.0) & (s <= 1.0)
+            ca = min(max(s, eps), 1.0 - eps)
+            d = s if c == 0 else 1.0 - s  # Brier s**2 or (1 - s)**2, as version 3's single cells
+            t += 1.0
+            w_in += 1.0 if inside else 0.0
+            b += d * d if inside else 0.0
+            x = 1.0 - ca if c == 0 else ca  # log loss -log(1 - s) or -log(s)
+            ls[i] = x if inside else 1.0
+            outside += 0 if inside else 1
+        lsum += _log_sum(ls[:e], ones[:e])
+    if c == 0:
+        acc[0] += t
+    else:
+        acc[1] += t
+    acc[2] += w_in
+    acc[3] += w_in  # a single score reaches into [0, 1] only from inside it
+    acc[4] += b
+    acc[5] += b
+    acc[6] += lsum
+    acc[7] += lsum
+    acc[8] += w_in
+    cnt[0] += mu
+    cnt[1] += outside
+    return True
+
+
+@nb.njit(nogil=True, boundscheck=False, error_model="numpy")
+def _gen_values(buf, start, mg, c, kind, f0, f1, f2, i0, i1, i2, cuts, rel_tol, acc, cnt, scratch, got, want):  # type: ignore[no-untyped-def]
+    """Checks and sums of one GEN list (as version 3's cells that are not single); False if a
+    cell fails."""
+    wb = start + 4 * mg
+    eps = LOG_LOSS_EPS
+    x_lo, x_hi, w_lo, w_hi = scratch[0], scratch[1], scratch[2], scratch[3]
+    ends = scratch[4]
+    ends2 = scratch[5]
+    t = w_in = w_touch = b_lo = b_hi = l_lo = l_hi = w_logs = 0.0
+    outside = 0
+    frac = False
+    for s0 in range(0, mg, BLOCK):
+        e = min(BLOCK, mg - s0)
+        q = 0
+        for i in range(e):
+            j = s0 + i
+            w = bits_f64(load_le64(buf, wb + 8 * j))
+            lo = bits_f64(load_le64(buf, wb + 8 * (mg + j)))
+            hi = bits_f64(load_le64(buf, wb + 8 * (2 * mg + j)))
+            sm = bits_f64(load_le64(buf, wb + 8 * (3 * mg + j)))
+            if not _cell_ok(w, lo, hi, sm, False, rel_tol):
+                return False
+            key = np.int64(load_le32(buf, start + 4 * j))
+            ends[i] = lo
+            ends2[i] = hi
+            want[i] = key
+            t += w
+            frac = frac or w != np.floor(w)
+            if hi >= 0.0 and lo <= 1.0:
+                w_touch += w
+                inside = lo >= 0.0 and hi <= 1.0
+                if inside:
+                    w_in += w
+                a, bb = min(max(lo, 0.0), 1.0), min(max(hi, 0.0), 1.0)
+                ca, cb = min(max(a, eps), 1.0 - eps), min(max(bb, eps), 1.0 - eps)
+                if c == 0:  # Brier s**2, log loss -log(1 - s): both increase with s
+                    bl, bh = a * a, bb * bb
+                    x_lo[q], x_hi[q] = 1.0 - ca, 1.0 - cb
+                else:  # (1 - s)**2 and -log(s): both decrease with s
+                    bl, bh = (1.0 - bb) ** 2, (1.0 - a) ** 2
+                    x_lo[q], x_hi[q] = cb, ca
+                w_lo[q] = w if inside else 0.0
+                w_hi[q] = w
+                q += 1
+                if inside:
+                    b_lo += w * bl
+                b_hi += w * bh
+                w_logs += w
+            else:
+                outside += 1
+        bin_indices(kind, f0, f1, f2, i0, i1, i2, cuts, ends[:e], got[:e])
+        bin_indices(kind, f0, f1, f2, i0, i1, i2, cuts, ends2[:e], got[BLOCK:BLOCK + e])
+        for i in range(e):
+            if got[i] != want[i] or got[BLOCK + i] != want[i]:
+                return False
+        l_lo += _log_sum(x_lo[:q], w_lo[:q])
+        l_hi += _log_sum(x_hi[:q], w_hi[:q])
+    if c == 0:
+        acc[0] += t
+    else:
+        acc[1] += t
+    acc[2] += w_in
+    acc[3] += w_touch
+    acc[4] += b_lo
+    acc[5] += b_hi
+    acc[6] += l_lo
+    acc[7] += l_hi
+    acc[8] += w_logs
+    cnt[0] += mg
+    cnt[1] += outside
+    if frac:
+        cnt[2] = 1
+    return True
+
+
+@nb.njit(nogil=True, boundscheck=False)
+def _fold_list(buf, start, mc, form, c, state):  # type: ignore[no-untyped-def]
+    """Add the cells of one list into the dense ``state``."""
+    flat = state.reshape(state.size)
+    base = start + 4 * mc
+    for i in range(mc):
+        if i + PREFETCH < mc:
+            prefetch(flat, np.int64(load_le32(buf, start + 4 * (i + PREFETCH))) * 8)
+        key = np.int64(load_le32(buf, start + 4 * i))
+        if form == GEN:
+            w = bits_f64(load_le64(buf, base + 8 * i))
+            lo = bits_f64(load_le64(buf, base + 8 * (mc + i)))
+            hi = bits_f64(load_le64(buf, base + 8 * (2 * mc + i)))
+            sm = bits_f64(load_le64(buf, base + 8 * (3 * mc + i)))
+            fold_cell(state, key, c, w, lo, hi, sm)
+        else:
+            s = _unit_score(buf, base, i, form == U32)
+            fold_cell(state, key, c, 1.0, s, s, s)
+
+
+@nb.njit(nogil=True, boundscheck=False)
+def _fill_bins(buf, starts, m, seen, keys, values):  # type: ignore[no-untyped-def]
+    """The compact bins: keys from the union of both classes' key sets, each cell at its key's rank."""
+    nw = seen.shape[1]
+    rank = np.empty(nw, dtype=np.int64)  # bins before word w
+    j = 0
+    for w in range(nw):
+        rank[w] = j
+        x = seen[0, w] | seen[1, w]
+        while x:
+            low = x & (~x + np.uint64(1))  # the lowest set bit
+            keys[j] = (w << 6) + _popcount(low - np.uint64(1))
+            j += 1
+            x ^= low
+    for j in range(keys.shape[0]):
+        for c in range(2):
+            values[j, c, W] = 0.0
+            values[j, c, MIN] = math.inf
+            values[j, c, MAX] = -math.inf
+            values[j, c, SUM] = 0.0
+    for li in range(N_LISTS):
+        form, c = li % 3, li // 3
+        start, mc = starts[li], m[li]
+        base = start + 4 * mc
+        for i in range(mc):
+            key = np.int64(load_le32(buf, start + 4 * i))
+            w = key >> 6
+            below = seen[0, w] | seen[1, w]
+            below &= (np.uint64(1) << np.uint64(key & 63)) - np.uint64(1)
+            j = rank[w] + _popcount(below)
+            if form == GEN:
+                values[j, c, W] = bits_f64(load_le64(buf, base + 8 * i))
+                values[j, c, MIN] = bits_f64(load_le64(buf, base + 8 * (mc + i)))
+                values[j, c, MAX] = bits_f64(load_le64(buf, base + 8 * (2 * mc + i)))
+                values[j, c, SUM] = bits_f64(load_le64(buf, base + 8 * (3 * mc + i)))
+            else:
+                s = _unit_score(buf, base, i, form == U32)
+                values[j, c, W] = 1.0
+                values[j, c, MIN] = s
+                values[j, c, MAX] = s
+                values[j, c, SUM] = s

@@ -1,0 +1,269 @@
+"""Sketch format version 4 (columnar bins): exact round trips, the documented layout, every refusal,
+folding while decoding, and the golden files.
+
+The layout is checked against ``sketch_layout.encode_columnar_payload``, a plain-Python reading of
+docs/sketch-format.md §4.2 written apart from the encoder (NumPy) and the decoder (compiled).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import math
+import pathlib
+import struct
+import zlib
+
+import numpy as np
+import pytest
+import sketch_layout
+
+import streameval
+from streameval import BinarySketch, FloatGrid, LinearGrid, ProbabilityGrid, SketchFormatError
+from streameval.grid import CutGrid
+from streameval.kernels import binary as kernels
+from streameval.sketch import io
+from streameval.sketch.files import merge_files
+
+MAGIC = b"\x89SEVSK\r\n"
+GOLDEN = pathlib.Path(__file__).resolve().parent / "golden"
+
+
+def split(data: bytes) -> tuple[int, int, dict, bytes]:
+    _, version, flags, hlen = struct.unpack_from("<8sHHI", data, 0)
+    header = json.loads(data[16:16 + hlen])
+    (plen,) = struct.unpack_from("<Q", data, 16 + hlen)
+    payload = data[24 + hlen:24 + hlen + plen]
+    assert len(data) == 28 + hlen + plen
+    return version, flags, header, zlib.decompress(payload) if flags & 1 else payload
+
+
+def pack(header: dict, payload: bytes, version: int = 4, flags: int = 0) -> bytes:
+    h = json.dumps(header, sort_keys=True, separators=(",", ":")).encode()
+    body = struct.pack("<8sHHI", MAGIC, version, flags, len(h)) + h + struct.pack("<Q", len(payload)) + payload
+    return body + struct.pack("<I", zlib.crc32(body))
+
+
+def bits(a: np.ndarray) -> np.ndarray:
+    return np.ascontiguousarray(a, dtype=np.float64).view(np.uint64)
+
+
+def sketches() -> list[BinarySketch]:
+    """Every cell form, every grid kind, weights, -0.0, both classes alone and together."""
+    rng = np.random.default_rng(4)
+    out = []
+    for trial in range(24):
+        n = int(rng.integers(1, 2500))
+        y = rng.integers(0, 2, n)
+        if trial % 7 == 3:
+            y[:] = 1  # one class only
+        s = rng.random(n)
+        if trial % 3 == 0:
+            s = s.astype(np.float32)
+        if trial % 4 == 1:
+            s = np.round(s, 2)  # discrete: many rows per score
+        w = rng.random(n) * 3 if trial % 5 == 2 else None
+        grid = [ProbabilityGrid(), LinearGrid(0, 1, 300), FloatGrid(4, -8, 8), CutGrid(ProbabilityGrid(6, -20), [0.5, 0.8])][trial % 4]
+        out.append(BinarySketch(grid).update(y, s, w))
+    out.append(BinarySketch())
+    out.append(BinarySketch().update(np.array([0, 0, 1, 1]), np.array([-0.0, 0.0, -0.0, 1.0])))
+    ten = BinarySketch().update(np.ones(10, dtype=np.int8), np.full(10, 0.1))  # sum != 10 x 0.1
+    out.append(ten)
+    return out
+
+
+@pytest.mark.parametrize("index", range(27))
+def test_round_trip_equals_version_3(index):
+    sk = sketches()[index]
+    v4 = sk.to_bytes(format_version=4)
+    version, flags, header, payload = split(v4)
+    assert version == 4 and flags == 0
+    keys, values = sk._compact()
+    assert payload == sketch_layout.encode_columnar_payload(keys, values)
+    a = BinarySketch.from_bytes(v4)
+    b = BinarySketch.from_bytes(sk.to_bytes())  # version 3
+    for x in (a, b):
+        k, v = x._compact()
+        assert np.array_equal(k, keys) and np.array_equal(bits(v), bits(values))
+    assert a.counters == b.counters == sk.counters
+    assert BinarySketch.from_bytes(sk.to_bytes(format_version=4, compress=True))._compact()[0].tolist() == keys.tolist()
+
+
+@pytest.mark.parametrize("index", range(27))
+def test_fold_equals_decode_then_merge(index):
+    sk = sketches()[index]
+    base = BinarySketch(sk.grid).update(np.array([0, 1, 1]), np.array([0.25, 0.5, 0.75]))
+    want = kernels.empty_state(sk.grid.n_bins)
+    kernels.merge_into(want, *base._compact())
+    got = want.copy()
+    kernels.merge_into(want, *sk._compact())
+    parts = io.decode(sk.to_bytes(format_version=4), "x", fold_into=(sk.grid, got))
+    assert parts.folded and parts.keys.size == 0
+    assert np.array_equal(bits(got), bits(want))
+    totals = sk._compact()[1][:, :, 0].sum(axis=0)
+    assert parts.class_totals == pytest.approx(tuple(totals), rel=1e-12)
+
+
+def test_merge_files_mixed_versions(tmp_path):
+    rng = np.random.default_rng(9)
+    shards = [BinarySketch().update(rng.integers(0, 2, 800), rng.random(800).astype(np.float32)) for _ in range(12)]
+    for i, s in enumerate(shards):
+        s.save(tmp_path / f"s{i:02d}.sevsk", format_version=[4, 3, 1][i % 3])
+    want = streameval.merge(shards)
+    for threads in (1, 2):
+        got = merge_files([tmp_path], threads=threads)
+        kw, vw = want._compact()
+        kg, vg = got._compact()
+        assert np.array_equal(kw, kg)
+        assert np.array_equal(vw[:, :, [0, 1, 2]], vg[:, :, [0, 1, 2]])  # counts, min, max exactly
+        np.testing.assert_allclose(vg[:, :, 3], vw[:, :, 3], rtol=1e-12)  # sums up to their order
+        assert got.counters["n_rows"] == 12 * 800
+        assert got.roc_auc() == pytest.approx(want.roc_auc(), abs=1e-15)
+
+
+# -- refusals, crafted byte by byte ----------------------------------------------------------------
+
+
+def _base() -> tuple[dict, bytes, BinarySketch]:
+    sk = BinarySketch(ProbabilityGrid(4, -12)).update(np.array([0, 1, 1, 0, 1]), np.array([0.1, 0.2, 0.7, 0.7, 0.9], dtype=np.float32))
+    _, _, header, payload = split(sk.to_bytes(format_version=4))
+    return header, payload, sk
+
+
+def _lengths(payload: bytes) -> list[int]:
+    return list(struct.unpack_from("<6I", payload, 0))
+
+
+def _both(data: bytes, match: str) -> None:
+    """Refused with ``match`` by load and by the folding path alike."""
+    with pytest.raises(SketchFormatError, match=match):
+        BinarySketch.from_bytes(data)
+    grid = ProbabilityGrid(4, -12)
+    with pytest.raises(SketchFormatError, match=match):
+        io.decode(data, "x", fold_into=(grid, kernels.empty_state(grid.n_bins)))
+
+
+def test_refuses_wrong_lengths():
+    header, payload, _ = _base()
+    _both(pack(header, payload[:-1]), "its list lengths need")
+    _both(pack(header, payload + b"\0"), "its list lengths need")
+    _both(pack(header, payload[:10]), "less than the 24")
+
+
+def test_refuses_too_many_cells():
+    header, payload, _ = _base()
+    header["n_bins"] = 1
+    _both(pack(header, payload), "more cells than 1 bins")
+
+
+def test_refuses_keys_out_of_order_outside_grid_and_repeated():
+    header, payload, sk = _base()
+    m = _lengths(payload)
+    assert m[0] >= 2  # class 0's U32 list holds 0.1 and 0.7
+    keys = struct.unpack_from(f"<{m[0]}I", payload, 24)
+    swapped = bytearray(payload)
+    struct.pack_into("<2I", swapped, 24, keys[1], keys[0])
+    _both(pack(header, bytes(swapped)), "class 0's U32 cell 1 repeats or precedes")
+    beyond = bytearray(payload)
+    struct.pack_into("<I", beyond, 24 + 4 * (m[0] - 1), sk.grid.n_bins)
+    _both(pack(header, bytes(beyond)), "beyond the grid")
+
+
+def test_refuses_a_cell_in_two_lists_and_a_wrong_bin_count():
+    grid = ProbabilityGrid(4, -12)
+    key = int(grid.bin_index(np.array([0.5]))[0])
+    header = {"sketch": "binary", "grid": grid.spec(), "n_bins": 1, "meta": {},
+              "counters": {"n_rows": 2, "n_nan": 0, "n_zero_weight": 0, "n_outside": 0, "prob_weight": 2.0,
+                           "brier_sum": 0.5, "log_loss_sum": 2 * math.log(2), "weighted": False}}
+    two = struct.pack("<6I", 1, 1, 0, 0, 0, 0) + struct.pack("<I", key) + struct.pack("<f", 0.5)
+    two += struct.pack("<I", key) + struct.pack("<d", 0.5)
+    _both(pack(header, two), "class 0's U64 cell 0's key is in another list of the same class")
+    one = struct.pack("<6I", 1, 0, 0, 0, 0, 0) + struct.pack("<I", key) + struct.pack("<f", 0.5)
+    header["n_bins"] = 2
+    header["counters"].update(n_rows=1, prob_weight=1.0, brier_sum=0.25, log_loss_sum=math.log(2))
+    _both(pack(header, one), "another number of distinct bins than n_bins=2")
+
+
+def test_refuses_the_empty_cell_stored_and_values_that_break_the_rules():
+    grid = ProbabilityGrid(4, -12)
+    key = int(grid.bin_index(np.array([0.5]))[0])
+    header = {"sketch": "binary", "grid": grid.spec(), "n_bins": 1, "meta": {},
+              "counters": {"n_rows": 1, "n_nan": 0, "n_zero_weight": 0, "n_outside": 0, "prob_weight": 1.0,
+                           "brier_sum": 0.25, "log_loss_sum": math.log(2), "weighted": False}}
+    gen = struct.pack("<6I", 1, 0, 1, 0, 0, 0) + struct.pack("<I", key) + struct.pack("<f", 0.5)
+    gen += struct.pack("<I", key + 1) + struct.pack("<4d", 0.0, math.inf, -math.inf, 0.0)
+    header["n_bins"] = 2
+    _both(pack(header, gen), "class 0's GEN cell 0 holds the empty cell")
+    header["n_bins"] = 1
+    for score, match in ((math.nan, "NaN|nan"), (0.9, "outside its bin|not in|bin")):
+        bad = struct.pack("<6I", 1, 0, 0, 0, 0, 0) + struct.pack("<I", key) + struct.pack("<f", score)
+        _both(pack(header, bad), match)
+    sums = struct.pack("<6I", 0, 0, 1, 0, 0, 0) + struct.pack("<I", key) + struct.pack("<4d", 2.0, 0.5, 0.5, 3.0)
+    header["counters"].update(n_rows=2, prob_weight=2.0, brier_sum=0.5, log_loss_sum=2 * math.log(2))
+    _both(pack(header, sums), "sum")
+
+
+def test_mutations_get_one_verdict_from_both_paths():
+    """Random byte changes of the payload (CRC fixed): load and the folding path accept or refuse
+    alike, with the same message; what is accepted loads to in-range metrics."""
+    rng = np.random.default_rng(11)
+    sk = BinarySketch(ProbabilityGrid(6, -16)).update(rng.integers(0, 2, 300), rng.random(300))
+    sk.update(rng.integers(0, 2, 50), np.round(rng.random(50), 1), rng.random(50) + 0.5)
+    _, _, header, payload = split(sk.to_bytes(format_version=4))
+    accepted = 0
+    for trial in range(300):
+        p = bytearray(payload)
+        for _ in range(int(rng.integers(1, 4))):
+            i = int(rng.integers(0, len(p)))
+            p[i] = int(rng.integers(0, 256)) if trial % 2 else p[i] ^ (1 << int(rng.integers(0, 8)))
+        data = pack(header, bytes(p))
+        verdicts = []
+        try:
+            got = BinarySketch.from_bytes(data)
+            verdicts.append("ok")
+        except SketchFormatError as exc:
+            verdicts.append(str(exc))
+        try:
+            io.decode(data, None, fold_into=(sk.grid, kernels.empty_state(sk.grid.n_bins)))
+            verdicts.append("ok")
+        except SketchFormatError as exc:
+            verdicts.append(str(exc))
+        assert verdicts[0] == verdicts[1], (trial, verdicts)
+        if verdicts[0] == "ok":
+            accepted += 1
+            assert 0.0 <= got.roc_auc() <= 1.0 and got.log_loss() >= 0.0
+    assert accepted < 300
+
+
+# -- golden files --------------------------------------------------------------------------------
+
+
+def _golden():
+    spec = importlib.util.spec_from_file_location("make_golden", GOLDEN / "make_golden.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+@pytest.mark.parametrize("name", ["mixed", "mixed-zlib", "weighted", "float-inf"])
+def test_golden_v4(name):
+    """Never regenerate or edit ``tests/golden/binary-v4-*.sevsk`` (see test_io.test_golden_v1):
+    each reads to the bins of its version-3 twin, bit for bit, and writes back to its bytes."""
+    mod = _golden()
+    data = mod.path_for(name, 4).read_bytes()
+    version, flags, header, payload = split(data)
+    assert version == 4 and bool(flags & 1) == (name == "mixed-zlib")
+    decoded = streameval.load(mod.path_for(name, 4))
+    twin = streameval.load(mod.path_for(name, 3))
+    keys, values = twin._compact()
+    dk, dv = decoded._compact()
+    assert np.array_equal(dk, keys) and np.array_equal(bits(dv), bits(values))
+    assert decoded.counters == twin.counters
+    assert payload == sketch_layout.encode_columnar_payload(keys, values)
+    forms = _lengths(payload)
+    if name == "mixed":  # every list form appears
+        assert forms[0] + forms[3] > 0 and forms[1] + forms[4] > 0 and forms[2] + forms[5] > 0
+    again = split(decoded.to_bytes(compress=bool(flags & 1), format_version=4))
+    header.get("meta", {}).pop("created_by", None)
+    again[2].get("meta", {}).pop("created_by", None)
+    assert again == (version, flags, header, payload)
