@@ -329,7 +329,7 @@ def case_river(p: dict[str, Any]) -> dict[str, Any]:
 
 def _shard_dir(p: dict[str, Any], version: int) -> str:
     """``p["shards"]`` shard files of ``p["shard_rows"]`` mid rows each, written once under the
-    data folder: ``p["distinct"]`` real shards cycled, as version 3 (the default) or version 1."""
+    data folder: ``p["distinct"]`` real shards cycled, as version 3 (the default), 4 (columnar) or 1."""
     import streameval
 
     folder = os.path.join(p["data"], f"shards-v{version}-{p['shards']}x{p['shard_rows']}")
@@ -341,7 +341,7 @@ def _shard_dir(p: dict[str, Any], version: int) -> str:
         blobs = []
         for i in range(p["distinct"]):
             sk = streameval.BinarySketch().update(y[i * k:(i + 1) * k], s[i * k:(i + 1) * k])
-            blobs.append(sk.to_bytes() if version == 3 else sk.to_bytes(format_version=1))
+            blobs.append(sk.to_bytes() if version == 3 else sk.to_bytes(format_version=version))
         for i in range(p["shards"]):
             with open(os.path.join(folder, f"shard-{i:06d}.sevsk"), "wb") as f:
                 f.write(blobs[i % len(blobs)])
@@ -352,24 +352,24 @@ def _shard_dir(p: dict[str, Any], version: int) -> str:
 def case_merge(p: dict[str, Any]) -> dict[str, Any]:
     """Loading and merging ``p["shards"]`` shard sketch files with ``streameval.merge_files`` (the
     ``streameval merge DIR`` path: every thread loads and folds its share), version-3 files
-    (``seconds``) and the same shards as version-1 files (zlib; ``seconds_v1``), alternated in one
-    process. The files are read from the page cache (written before the clock starts and read
+    (``seconds``), the same shards as version-4 files (columnar; ``seconds_v4``) and as version-1
+    files (zlib; ``seconds_v1``), alternated in one process. The files are read from the page cache (written before the clock starts and read
     once to warm it). ``seconds_from_bytes`` and ``seconds_merge_loaded``: the same version-3 shards
     decoded from bytes in memory, 1,000 at a time, and merged (the split reported before version 3).
     """
     import streameval
     from streameval.sketch.files import merge_files
 
-    dirs = {3: _shard_dir(p, 3), 1: _shard_dir(p, 1)}
+    dirs = {3: _shard_dir(p, 3), 4: _shard_dir(p, 4), 1: _shard_dir(p, 1)}
     for d in dirs.values():  # warm the page cache
         for name in os.listdir(d):
             with open(os.path.join(d, name), "rb") as f:
                 f.read()
     merge_files([os.path.join(dirs[3], "shard-000000.sevsk")] * 2)  # kernels loaded
-    times: dict[int, list[float]] = {3: [], 1: []}
+    times: dict[int, list[float]] = {3: [], 4: [], 1: []}
     merged = None
     for _ in range(p["reps"]):
-        for version in (3, 1):
+        for version in (3, 4, 1):
             t0 = time.perf_counter()
             merged = merge_files([dirs[version]])
             times[version].append(time.perf_counter() - t0)
@@ -389,9 +389,10 @@ def case_merge(p: dict[str, Any]) -> dict[str, Any]:
     t1 = time.perf_counter()
     streameval.merge(partials)
     t_merge += time.perf_counter() - t1
-    return {"seconds": times[3], "seconds_v1": times[1], "seconds_from_bytes": [t_load], "seconds_merge_loaded": [t_merge],
+    return {"seconds": times[3], "seconds_v4": times[4], "seconds_v1": times[1], "seconds_from_bytes": [t_load], "seconds_merge_loaded": [t_merge],
             "rows": int(merged.n_rows), "shards": n, "shard_rows": p["shard_rows"],
             "shard_bytes": len(blobs[0]), "shard_bytes_v1": os.path.getsize(os.path.join(dirs[1], "shard-000000.sevsk")),
+            "shard_bytes_v4": os.path.getsize(os.path.join(dirs[4], "shard-000000.sevsk")),
             "merged_bytes": len(merged.to_bytes()), "merged_bins": int(merged.n_occupied_bins)}
 
 
@@ -680,6 +681,8 @@ def ratios(results: dict[str, Any]) -> list[tuple[str, float | None, str]]:
         n = m["info"]["shards"]
         out.append((f"load + merge {n:,} shard files, version 3 (s, `merge_files`)", m["seconds"],
                     "<= 1" if n == 10_000 else "<= 0.1 (1/10 of target)"))
+        out.append((f"load + merge the same {n:,} shards as version-4 files (s, columnar)", m.get("seconds_v4"),
+                    "<= 1" if n == 10_000 else "<= 0.1 (1/10 of target)"))
         out.append((f"load + merge the same {n:,} shards as version-1 files (s)", m.get("seconds_v1"), "-"))
         out.append((f"from_bytes of {n:,} version-3 shards in memory (s)", m.get("seconds_from_bytes"), "-"))
         out.append((f"merge {n:,} loaded sketches (s)", m.get("seconds_merge_loaded"), "< 2" if n == 10_000 else "< 0.2"))
@@ -718,12 +721,12 @@ def markdown(results: dict[str, Any]) -> str:
         info = dict(r.get("info", {}))
         notes = []
         for k in ("method", "warmup_s", "first_call_s", "threads", "sketch_bytes", "occupied_bins", "groups", "roc_auc",
-                  "shards", "shard_bytes", "shard_bytes_v1", "merged_bytes", "merged_bins"):
+                  "shards", "shard_bytes", "shard_bytes_v1", "shard_bytes_v4", "merged_bytes", "merged_bins"):
             if k in info:
                 val = info[k]
                 notes.append(f"{k}={_fmt(val, 6) if isinstance(val, float) else val}")
         for k in ("seconds_kernel", "seconds_update_1t", "seconds_update", "seconds_auc_ap", "seconds_sklearn",
-                  "seconds_load", "seconds_v1", "seconds_from_bytes", "seconds_merge_loaded"):
+                  "seconds_load", "seconds_v1", "seconds_v4", "seconds_from_bytes", "seconds_merge_loaded"):
             if k in r:
                 notes.append(f"{k[8:]}={_fmt(r[k])} s")
         if r.get("errors"):
