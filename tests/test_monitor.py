@@ -15,6 +15,7 @@ from sklearn import metrics as skm
 from typer.testing import CliRunner
 
 from streameval.cli.main import app
+from streameval.errors import InputError
 from streameval.monitor import Store, StoreBusyError, check
 
 
@@ -98,6 +99,17 @@ def test_a_contradicting_job_and_a_second_writer_are_refused(tmp_path):
         assert r.returncode != 0 and "StoreBusyError" in r.stderr and "busy" in r.stderr
     Store(path, read_only=True).close()  # free again once the writer is gone
     assert issubclass(StoreBusyError, RuntimeError)
+
+
+def test_a_path_that_is_not_a_store_is_a_one_line_data_error(tmp_path):
+    (tmp_path / "notes.duckdb").write_text("not a database")
+    (tmp_path / "folder").mkdir()
+    for path in (tmp_path / "notes.duckdb", tmp_path / "folder"):
+        with pytest.raises(InputError, match="not a store: DuckDB cannot open it"):
+            Store(path, read_only=True)
+        r = CliRunner().invoke(app, ["monitor", "report", "--store", str(path)])
+        assert r.exit_code == 1, r.output
+        assert f"error: {path}: not a store" in r.output
 
 
 _INGEST = """

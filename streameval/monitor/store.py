@@ -32,7 +32,7 @@ import os
 from dataclasses import dataclass
 from typing import Any, Iterable, Sequence
 
-from ..errors import StreamevalError, UsageError
+from ..errors import InputError, StreamevalError, UsageError
 from ..grid import grid_from_spec, parse_grid
 from ..inputs import LabelEncoder
 from ..sketch.binary import BinarySketch, _plain
@@ -137,6 +137,8 @@ class Store:
         If another process holds the store open for writing.
     FileNotFoundError
         If ``read_only`` and the file does not exist.
+    InputError
+        If the path is not a DuckDB file (another file, a folder); the message names it.
 
     Examples
     --------
@@ -159,7 +161,7 @@ class Store:
                 raise StoreBusyError(
                     f"{self.path}: the store is busy (another process is writing to it); try again when it is done"
                 ) from None
-            raise
+            raise InputError(f"{self.path}: not a store: DuckDB cannot open it ({exc})") from None
         self._con.execute("SET TimeZone = 'UTC'")
         version = self._meta().get("schema_version")
         if version is not None and int(version) > STORE_SCHEMA_VERSION:
