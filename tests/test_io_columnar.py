@@ -12,6 +12,7 @@ import json
 import math
 import pathlib
 import struct
+import sys
 import zlib
 
 import numpy as np
@@ -267,3 +268,27 @@ def test_golden_v4(name):
     header.get("meta", {}).pop("created_by", None)
     again[2].get("meta", {}).pop("created_by", None)
     assert again == (version, flags, header, payload)
+
+
+# -- no read past the end ---------------------------------------------------------------------------
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="mprotect through libc: Linux only")
+@pytest.mark.parametrize("sketches", [8, pytest.param(200, marks=pytest.mark.slow)])
+def test_decoder_never_reads_past_the_payload(sketches):
+    """Version 4 under test_io_compact_review's guard page: truncated and corrupted payloads end
+    where a PROT_NONE page begins, so any read past the end kills the child with SIGSEGV."""
+    import subprocess
+
+    from test_io_compact_review import _GUARDED
+
+    script = (_GUARDED.replace("from streameval.sketch.io_compact import decode_compact",
+                               "from streameval.sketch.io_columnar import decode_columnar as decode_compact")
+              .replace("sk.to_bytes(compress=False)", "sk.to_bytes(compress=False, format_version=4)"))
+    assert script.count("format_version=4") == 1 and "io_columnar" in script
+    tests = str(pathlib.Path(__file__).resolve().parent)
+    out = subprocess.run([sys.executable, "-c", script, tests, "6", str(sketches)], capture_output=True, text=True,
+                         timeout=1200)
+    assert out.returncode == 0, (out.returncode, out.stderr[-2000:])
+    done, refused = (int(x) for x in out.stdout.split()[1:])
+    assert done == 30 * sketches and 0 < refused <= done
