@@ -73,6 +73,13 @@ ZERO_WEIGHT = 7  # a GEN cell holding the empty cell [0 or -0.0, +inf, -inf, 0]
 __all__ = ["decode4", "list_lengths", "U32", "U64", "GEN", "CELL_BYTES", "PROLOGUE"]
 
 
+@nb.njit(inline="always", nogil=True)
+def _u32(buf, pos):  # type: ignore[no-untyped-def]
+    """The uint32 at ``buf[pos:pos + 4]`` as an int64 in ``[0, 2**32)`` (``load_le32`` is signed:
+    a length or key of 2**31 or more read through it is negative)."""
+    return np.int64(load_le32(buf, pos)) & np.int64(0xFFFFFFFF)
+
+
 @nb.njit(nogil=True, cache=CACHE, boundscheck=False)
 def list_lengths(buf):  # type: ignore[no-untyped-def]
     """The six list lengths (int64) and the payload length they need (-1 if ``buf`` is shorter
@@ -82,7 +89,7 @@ def list_lengths(buf):  # type: ignore[no-untyped-def]
         return m, np.int64(-1)
     need = np.int64(PROLOGUE)
     for i in range(N_LISTS):
-        m[i] = np.int64(load_le32(buf, 4 * i))
+        m[i] = _u32(buf, 4 * i)
         need += m[i] * CELL_BYTES[i % 3]
     return m, need
 
@@ -121,7 +128,7 @@ def decode4(buf, k, n_bins, kind, f0, f1, f2, i0, i1, i2, cuts, rel_tol, keys, v
         c = li // 3
         prev = np.int64(-1)
         for i in range(m[li]):
-            key = np.int64(load_le32(buf, pos + 4 * i))
+            key = _u32(buf, pos + 4 * i)
             if key <= prev:
                 return KEY_NOT_INCREASING, li, i, pos + 4 * i
             if key >= n_bins:
@@ -179,11 +186,12 @@ def decode4(buf, k, n_bins, kind, f0, f1, f2, i0, i1, i2, cuts, rel_tol, keys, v
 
 @nb.njit(inline="always", nogil=True)
 def _popcount(x):  # type: ignore[no-untyped-def]
-    n = 0
-    while x:
-        x &= x - np.uint64(1)
-        n += 1
-    return n
+    """Set bits of the uint64 ``x``, in constant time (LLVM turns this into one popcnt where the
+    CPU has it; a loop over the set bits made the ranks of a dense sketch quadratic in a word)."""
+    x = x - ((x >> np.uint64(1)) & np.uint64(0x5555555555555555))
+    x = (x & np.uint64(0x3333333333333333)) + ((x >> np.uint64(2)) & np.uint64(0x3333333333333333))
+    x = (x + (x >> np.uint64(4))) & np.uint64(0x0F0F0F0F0F0F0F0F)
+    return np.int64((x * np.uint64(0x0101010101010101)) >> np.uint64(56))
 
 
 @nb.njit(inline="always", nogil=True)
@@ -211,7 +219,7 @@ def _unit_values(buf, start, mu, f32, c, kind, f0, f1, f2, i0, i1, i2, cuts, acc
             s = _unit_score(buf, base, s0 + i, f32)
             nan |= s != s
             xs[i] = s
-            want[i] = np.int64(load_le32(buf, start + 4 * (s0 + i)))
+            want[i] = _u32(buf, start + 4 * (s0 + i))
         if nan:
             return False
         bin_indices(kind, f0, f1, f2, i0, i1, i2, cuts, xs[:e], got[:e])
@@ -269,7 +277,7 @@ def _gen_values(buf, start, mg, c, kind, f0, f1, f2, i0, i1, i2, cuts, rel_tol, 
             sm = bits_f64(load_le64(buf, wb + 8 * (3 * mg + j)))
             if not _cell_ok(w, lo, hi, sm, False, rel_tol):
                 return False
-            key = np.int64(load_le32(buf, start + 4 * j))
+            key = _u32(buf, start + 4 * j)
             ends[i] = lo
             ends2[i] = hi
             want[i] = key
@@ -329,8 +337,8 @@ def _fold_list(buf, start, mc, form, c, state):  # type: ignore[no-untyped-def]
     base = start + 4 * mc
     for i in range(mc):
         if i + PREFETCH < mc:
-            prefetch(flat, np.int64(load_le32(buf, start + 4 * (i + PREFETCH))) * 8)
-        key = np.int64(load_le32(buf, start + 4 * i))
+            prefetch(flat, _u32(buf, start + 4 * (i + PREFETCH)) * 8)
+        key = _u32(buf, start + 4 * i)
         if form == GEN:
             w = bits_f64(load_le64(buf, base + 8 * i))
             lo = bits_f64(load_le64(buf, base + 8 * (mc + i)))
@@ -367,7 +375,7 @@ def _fill_bins(buf, starts, m, seen, keys, values):  # type: ignore[no-untyped-d
         start, mc = starts[li], m[li]
         base = start + 4 * mc
         for i in range(mc):
-            key = np.int64(load_le32(buf, start + 4 * i))
+            key = _u32(buf, start + 4 * i)
             w = key >> 6
             below = seen[0, w] | seen[1, w]
             below &= (np.uint64(1) << np.uint64(key & 63)) - np.uint64(1)
