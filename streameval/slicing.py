@@ -134,6 +134,7 @@ def sketch_slices(
                 on_rows(batch.num_rows)
     if rows == 0:
         raise EmptyInputError(f"{src.description}: no rows to evaluate")
+    _release_read_buffers()
     provenance = {
         "source": src.description, "source_kind": src.kind, "engine": src.engine, "files": src.files[:1000],
         "n_files": len(src.files), "score": score, "label": label, "weight": weight, "by": by, "time": time,
@@ -157,6 +158,18 @@ def _with_windows(chunks: Iterable[Any], win: Window | None, tz: str | None,
             except UsageError as exc:
                 windows = UsageError(f"{chunk.origin}: {exc}")
         yield chunk, windows
+
+
+def _release_read_buffers() -> None:
+    """Hand the memory Arrow's allocator kept from the read's freed batches back to the OS.
+
+    The allocator (mimalloc or jemalloc) keeps freed pages for reuse: after a 100M-row read,
+    ~150 MB that would stay resident beside the set while it is sorted and written to a store.
+    A few milliseconds, once per source.
+    """
+    import pyarrow as pa
+
+    pa.default_memory_pool().release_unused()
 
 
 def _numeric(col: Any) -> Any:

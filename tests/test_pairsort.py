@@ -209,6 +209,60 @@ def test_populate_keeps_contents_and_accepts_any_view():
     assert int(a[1000:].sum()) == 7 * ((1 << 20) - 1000)
 
 
+def _resident_mb() -> float:
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[1]) * 4096 / 2**20
+
+
+def test_release_drops_whole_pages_and_keeps_the_rest():
+    """Released pages leave the resident set (Linux); elements outside the released whole pages,
+    including those sharing a page with released ones, keep their values."""
+    a = np.arange(8 << 20, dtype=np.int64)  # 64 MB, every page touched
+    cut = 1000  # not at a page boundary
+    before = _resident_mb()
+    grouped_sort.release(a[cut:])
+    grouped_sort.release(a[:1])  # smaller than a page: nothing
+    grouped_sort.release(np.empty(0))
+    assert np.array_equal(a[:cut], np.arange(cut))
+    first_whole = -(-(a.ctypes.data + 8 * cut) // 4096) * 4096  # first page boundary at or after a[cut]
+    kept = (first_whole - a.ctypes.data) // 8
+    assert np.array_equal(a[cut:kept], np.arange(cut, kept))  # the shared page is kept
+    stop = ((a.ctypes.data + a.nbytes) // 4096 * 4096 - a.ctypes.data) // 8  # the last whole page's end
+    assert np.array_equal(a[stop:], np.arange(stop, a.shape[0]))
+    if grouped_sort._MADVISE is not None:
+        assert before - _resident_mb() > 48
+        assert not a[kept:stop].any()  # released pages read back as zeros
+
+
+def test_a_compact_run_releases_its_spent_tail(monkeypatch):
+    """After the compact sort, the rows of cells of two or more rows (the buffer's tail) are no
+    longer resident; the cells are those of the hash table, bit for bit."""
+    if grouped_sort._MADVISE is None:
+        pytest.skip("no madvise on this system: the tail stays resident until the set is freed")
+    monkeypatch.setattr(grouped_sort, "GATHER_ROWS", 0)  # the in-place sort, as at 100M rows
+    rng = np.random.default_rng(4)
+    n = 2_000_000
+    g = rng.integers(0, 20, n)  # few groups and a coarse grid: most rows share a cell
+    y = (rng.random(n) < 0.3).astype(float)
+    s = rng.random(n)
+    grid = LinearGrid(0, 1, 1 << 14)
+    ss, ref = SketchSet(["g"], grid), SketchSet(["g"], grid)
+    ref._rows.dense = False
+    for x in (ss, ref):
+        x.update({"g": g}, y, s)
+    assert ss._rows.dense
+    before = _resident_mb()
+    ss._consolidate()
+    m = ss._one[0].shape[0]
+    assert n - m > n // 2  # most rows are in cells of two or more rows
+    # new: the full cells (40 bytes each); gone: the buffer's 16 bytes per row past m (without
+    # the release, the growth would be the new cells' size)
+    cells_mb, tail_mb = 40 * ss._code.shape[0] / 2**20, 16 * (n - m) / 2**20
+    assert _resident_mb() - before < cells_mb - tail_mb / 2
+    for x, z in zip(ss.cell_columns(), ref.cell_columns(), strict=True):
+        assert np.array_equal(x, z)
+
+
 def test_groups_created_in_bulk_keep_order_cap_and_known_keys():
     """A chunk's new groups are created in one call, in the order one at a time would give; the
     cap counts only new keys (groups a store added are known) and names the first key past it."""

@@ -69,6 +69,7 @@ PRETOUCH = True
 PAGE = 4096
 """Bytes of the smallest page (:func:`touch`'s stride)."""
 _POPULATE_WRITE = 23  # Linux's MADV_POPULATE_WRITE (5.14+): map pages writable without writing them
+_DONTNEED = 4  # Linux's MADV_DONTNEED: drop pages of private anonymous memory (zeros if read again)
 
 
 def _madvise() -> object | None:
@@ -100,6 +101,22 @@ def populate(view: np.ndarray) -> None:
     end = (view.ctypes.data + view.nbytes) // PAGE * PAGE
     if end > start:
         _MADVISE(start, end - start, _POPULATE_WRITE)  # type: ignore[operator]
+
+
+def release(view: np.ndarray) -> None:
+    """Give the whole pages inside a contiguous array's memory back to the OS (``MADV_DONTNEED``).
+
+    For a buffer's part that will not be read again while the buffer lives on (the tail of a
+    compact run, past its one-row cells): its pages leave the resident set at once instead of
+    when the whole buffer is freed. Reading them afterwards gives zeros. A no-op where the call
+    is missing (other systems); the pages then stay resident until the buffer is freed.
+    """
+    if _MADVISE is None or view.nbytes < PAGE:
+        return
+    start = (view.ctypes.data + PAGE - 1) // PAGE * PAGE
+    end = (view.ctypes.data + view.nbytes) // PAGE * PAGE
+    if end > start:
+        _MADVISE(start, end - start, _DONTNEED)  # type: ignore[operator]
 
 
 _AHEAD = 64  # rows ahead whose score is prefetched by reduce_run (16: 10% slower at 100M rows)
@@ -452,6 +469,10 @@ class RowBuffer:
         codes = np.empty(n // 2 + 1, dtype=np.int64)
         cells = np.empty((n // 2 + 1, 4), dtype=np.float64)
         m, k = reduce_pairs(keys, scores, row_bits, codes, cells)
+        # past the one-row cells, the pairs are spent: ~12 bytes a row of a cell of two or more rows
+        # (at 100M rows in 1,000 slices x 30 days, 11M rows: 129 MB) that would stay resident as long as the set
+        release(keys[m:])
+        release(scores[m:])
         self.rows = 0
         self._codes, self._scores = np.empty(0, dtype=np.int64), np.empty(0, dtype=np.float64)  # the run keeps them
         if m + k < DENSE * n:

@@ -85,10 +85,13 @@ CELL_BATCH = 1 << 19
 """Cells per Arrow table written to the store (~23 MB of columns; ~90 MB of temporaries)."""
 
 
-WRITE_MEMORY_LIMIT = "256MB"
+WRITE_MEMORY_LIMIT = "64MB"
 """DuckDB's memory limit while a file's rows are inserted. A transaction's new rows are written to
 the database file as they come (DuckDB's optimistic writes), but its buffer pool keeps the
-written blocks until the limit: without one, a 100M-row file's 94M cells held ~6 GB."""
+written blocks until the limit: without one, a 100M-row file's 94M cells held ~6 GB. Writing
+that file's set in one process, alternating (load 4-5): 256 MB held ~390 MB over the set, 64 MB
+~190-200 MB (32 MB: ~170) for about the same CPU time (36-38 s); batches of 1M cells under 64 MB
+held ~320 MB, of 256K ~770 MB (slower too)."""
 
 
 def insert_tables(con: Any, ss: SketchSet, file_id: int, windowed: bool) -> None:
