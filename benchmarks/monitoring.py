@@ -3,6 +3,7 @@
     python benchmarks/monitoring.py            # 10M rows, 1,000 slices x 30 daily windows
     python benchmarks/monitoring.py --quick    # 1M rows, 100 slices x 10 windows (CI smoke run)
     python benchmarks/monitoring.py --rows 100000000 --ingest-only   # the 100M-row target, printed only
+    python benchmarks/monitoring.py --rows 100000000 --ingest-only --log log100m.parquet   # an existing log
 
 Run by ``benchmarks/run.py`` after its own cases. Each timed case runs in a fresh subprocess (so
 its peak RSS is its own); sliced and unsliced runs alternate, and the table reports medians and
@@ -238,6 +239,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--rows", type=int, help="rows of the log (default 10M; 1M with --quick)")
     ap.add_argument("--ingest-only", action="store_true",
                     help="only the sliced/unsliced ingest (no table, CI or store cases); printed, not written")
+    ap.add_argument("--log", help="an existing log written by make_log with these --rows (generating 100M rows "
+                    "takes minutes); default: generate one in a temporary directory")
     ap.add_argument("--case", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.case:
@@ -248,8 +251,9 @@ def main(argv: list[str] | None = None) -> int:
     rows = args.rows or rows
     repeat = args.repeat or (1 if args.quick or args.ingest_only else 3)
     with tempfile.TemporaryDirectory() as work:
-        path = os.path.join(work, "log.parquet")
-        make_log(path, rows, slices, days)
+        path = args.log or os.path.join(work, "log.parquet")
+        if not args.log:
+            make_log(path, rows, slices, days)
         runs: dict[str, list[dict[str, Any]]] = {"unsliced": [], "sliced": []}
         for _ in range(repeat):
             for kind in runs:
