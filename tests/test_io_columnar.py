@@ -292,3 +292,77 @@ def test_decoder_never_reads_past_the_payload(sketches):
     assert out.returncode == 0, (out.returncode, out.stderr[-2000:])
     done, refused = (int(x) for x in out.stdout.split()[1:])
     assert done == 30 * sketches and 0 < refused <= done
+
+
+# -- list lengths and keys are uint32 ---------------------------------------------------------------
+
+
+def _one_bin_header() -> dict:
+    grid = ProbabilityGrid(4, -12)
+    return {"sketch": "binary", "grid": grid.spec(), "n_bins": 1, "meta": {},
+            "counters": {"n_rows": 1, "n_nan": 0, "n_zero_weight": 0, "n_outside": 0, "prob_weight": 1.0,
+                         "brier_sum": 0.25, "log_loss_sum": math.log(2), "weighted": False}}
+
+
+def test_list_lengths_and_keys_of_2_31_or_more_are_unsigned():
+    """Read as int32, a list length of 2**32 - 1 counted -1 cells: the lengths' total matched a
+    24-byte payload declaring one GEN cell (read 36 bytes past the end) and -1 more, and a key of
+    2**31 or more was 'repeats or precedes the previous key' instead of beyond the grid."""
+    header = _one_bin_header()
+    for lengths in ((0, 0, 1, 0, 0, 2**32 - 1), (2**31, 0, 0, 0, 0, 0), (2**32 - 1,) * 6, (0, 0, 0, 2**31 + 5, 0, 0)):
+        need = 24 + sum(m * size for m, size in zip(lengths, (8, 12, 36) * 2, strict=True))
+        _both(pack(header, struct.pack("<6I", *lengths)), f"the payload holds 24 bytes, its list lengths need {need}$")
+    for key in (2**31, 2**32 - 1):
+        cell = struct.pack("<6I", 1, 0, 0, 0, 0, 0) + struct.pack("<I", key) + struct.pack("<f", 0.5)
+        _both(pack(header, cell), f"class 0's U32 cell 0's key is beyond the grid \\(size {ProbabilityGrid(4, -12).n_bins}")
+
+
+_GUARDED_LENGTHS = r'''
+import ctypes, mmap, struct, sys
+import numpy as np
+from streameval import ProbabilityGrid
+from streameval.errors import SketchFormatError
+from streameval.sketch.io_columnar import decode_columnar
+
+PAGE = mmap.PAGESIZE
+mm = mmap.mmap(-1, 3 * PAGE)
+base = ctypes.addressof(ctypes.c_char.from_buffer(mm))
+assert ctypes.CDLL(None).mprotect(ctypes.c_void_p(base + 2 * PAGE), PAGE, 0) == 0  # PROT_NONE
+arena = np.frombuffer(mm, dtype=np.uint8, count=2 * PAGE)
+grid = ProbabilityGrid(4, -12)
+# lengths whose int32 reading adds up to the payload's length: a list past the end, or 2**34 bytes before it
+cases = [(struct.pack("<6I", 0, 0, 1, 0, 0, 2**32 - 1), 1),
+         (struct.pack("<6I", 2**31, 0, 477218589, 0, 0, 0) + bytes(20), 1)]
+refused = 0
+for payload, k in cases:
+    view = arena[2 * PAGE - len(payload):]
+    view[:] = np.frombuffer(payload, dtype=np.uint8)
+    try:
+        decode_columnar(memoryview(view), k, grid, False, None)
+    except SketchFormatError:
+        refused += 1
+print("ok", refused)
+'''
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="mprotect through libc: Linux only")
+def test_lengths_read_as_negative_never_move_a_list_outside_the_payload():
+    import subprocess
+
+    out = subprocess.run([sys.executable, "-c", _GUARDED_LENGTHS], capture_output=True, text=True, timeout=600)
+    assert out.returncode == 0, (out.returncode, out.stderr[-2000:])
+    assert out.stdout.split() == ["ok", "2"]
+
+
+def test_scores_beyond_float32_encode_without_a_warning():
+    """A float64 score beyond float32's range (1e300) made the writer's float32 test warn
+    'overflow encountered in cast'; such a cell is a U64 unit cell."""
+    import warnings
+
+    sk = BinarySketch(FloatGrid(2, -1022, 1023)).update([0, 1, 1], [1e300, -1e300, 0.5])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        data = sk.to_bytes(format_version=4)
+    payload = split(data)[3]
+    assert _lengths(payload) == [0, 1, 0, 1, 1, 0]
+    assert BinarySketch.from_bytes(data) == sk

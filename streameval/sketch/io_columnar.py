@@ -53,7 +53,8 @@ def encode_columnar(keys: np.ndarray, values: np.ndarray) -> bytes:
         w, lo, hi, sm = (values[:, c, f] for f in range(4))
         present = w > 0.0
         unit = present & (w == 1.0) & (bits[:, c, 1] == bits[:, c, 2]) & (bits[:, c, 3] == bits[:, c, 1])
-        f32 = lo.astype(np.float32).astype(np.float64).view(np.uint64) == bits[:, c, 1]
+        with np.errstate(over="ignore"):  # a score beyond float32's range is no float32 value
+            f32 = lo.astype(np.float32).astype(np.float64).view(np.uint64) == bits[:, c, 1]
         for form, sel in ((codec4.U32, unit & f32), (codec4.U64, unit & ~f32), (codec4.GEN, present & ~unit)):
             lengths.append(int(sel.sum()))
             columns.append(keys[sel].astype("<u4").tobytes())
