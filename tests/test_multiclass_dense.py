@@ -172,3 +172,93 @@ def test_row_statistics_of_a_large_chunk_equal_a_row_by_row_count(with_pred):
     with pytest.warns(UserWarning, match="do not sum to one"):
         ref = log_loss(y, p, labels=range(k))
     assert got == pytest.approx(ref, rel=1e-12)
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+def test_cells_equal_a_group_by_when_the_kernel_marks_its_pages(monkeypatch, weighted):
+    """Where the OS cannot say which pages of a dense state were written (not Linux, no
+    /proc/self/pagemap), the kernel marks them row by row: the same cells as the reference."""
+    from streameval.kernels import multiclass_pages
+
+    monkeypatch.setattr(multiclass_pages, "knows", lambda state: False)
+    k = 4
+    y, p, w = data(6, k, ties=False, dtype=np.float32, weighted=weighted)
+    half = N // 2  # both chunks above SMALL_CHUNK_ROWS: each goes through a dense state
+    s = MulticlassSketch(classes=range(k), grid=GRID, pair_grid=PAIRS, threads=2)
+    s.update(y[:half], p[:half], sample_weight=None if w is None else w[:half])
+    s._compact()  # the next chunk's dense state starts from these cells (marked by mark())
+    s.update(y[half:], p[half:], sample_weight=None if w is None else w[half:])
+    assert s._tables is not None and s._tables.marking
+    assert_cells(s, y, p, w, k)
+
+
+def _default_grid_chunks(seed):
+    """K = 6 softmax scores on the default grid (dense states of 2 MB and more: memory maps)."""
+    rng = np.random.default_rng(seed)
+    n, k = 150_000, 6
+    y = rng.integers(0, k, n)
+    z = rng.normal(size=(n, k)).astype(np.float32)
+    z[np.arange(n), y] += 1.5
+    p = np.exp(z) / np.exp(z).sum(axis=1, keepdims=True)
+    p[:200, :] = np.float32(0.9)  # rows far from the rest (bins of pages no later row reaches)
+    return y, p, k
+
+
+def _fed(y, p, k):
+    s = MulticlassSketch(classes=range(k), threads=2)
+    s.update(y[:80_000], p[:80_000])
+    s._compact()  # cells carried into the next chunk's dense state
+    s.update(y[80_000:], p[80_000:])
+    return s
+
+
+def test_pages_from_the_os_give_the_bytes_of_marked_pages(monkeypatch):
+    """Default grid: compaction with the pages the OS reports written, with the kernel's own
+    marks, and with every page read (the fallback when /proc fails after the start) writes the
+    same file, bit for bit."""
+    from streameval.kernels import multiclass_pages
+
+    y, p, k = _default_grid_chunks(12)
+    from_os = _fed(y, p, k)
+    assert from_os._tables is not None
+    assert from_os._tables.ovr_state.nbytes >= multiclass_pages.SCAN_ALL_BYTES
+    assert from_os._tables.marking == (not multiclass_pages.pagemap_works())
+    expected = from_os.to_bytes()
+    with monkeypatch.context() as m:
+        m.setattr(multiclass_pages, "knows", lambda state: False)
+        marked = _fed(y, p, k)
+        assert marked._tables is not None and marked._tables.marking
+        assert marked.to_bytes() == expected
+    if multiclass_pages.pagemap_works():
+        monkeypatch.setattr(multiclass_pages, "written", lambda state: None)
+        assert _fed(y, p, k).to_bytes() == expected
+
+
+def test_written_pages_are_the_pages_written():
+    """A fresh dense state: exactly the 4 KiB pages holding a written cell are reported (where
+    /proc/self/pagemap answers; elsewhere the answer is None and the kernel marks pages)."""
+    from streameval.kernels import multiclass_dense as dense
+    from streameval.kernels import multiclass_pages
+
+    state = dense.zeros((1 << 16, 4))  # 2 MiB: a memory map of its own, page-aligned
+    rows = np.array([0, 5, 128, 40_000, (1 << 16) - 1])
+    state[rows, W] = 1.0
+    got = multiclass_pages.written(state)
+    if not multiclass_pages.pagemap_works():
+        assert got is None and not multiclass_pages.knows(state)
+        return
+    assert multiclass_pages.knows(state)
+    expected = np.zeros((state.size >> 9) + 1, dtype=np.uint8)
+    expected[(rows * 4) >> 9] = 1
+    assert got is not None
+    # 2 MiB pages (transparent huge pages) report all their 4 KiB parts: a superset, never fewer
+    assert np.all(got[expected == 1] == 1)
+    assert got.sum() == expected.sum() or got.sum() >= 512
+    assert got.shape == expected.shape and got[-1] == 0  # no mark past the state's end
+    np.testing.assert_array_equal(dense.occupied(state, got), rows)
+    # small states are read whole; a large array not starting on a page boundary is not asked about
+    small = np.zeros((100, 4))
+    assert multiclass_pages.written(small) is not None and multiclass_pages.written(small).all()
+    unaligned = np.zeros(((1 << 18) + 1) * 4)[4:].reshape(-1, 4)  # 8 MiB, one cell (32 bytes) past a page start
+    assert unaligned.ctypes.data % 4096 != 0 or unaligned.nbytes < multiclass_pages.SCAN_ALL_BYTES
+    assert not multiclass_pages.knows(unaligned) and multiclass_pages.written(unaligned) is None
