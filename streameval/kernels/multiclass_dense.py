@@ -38,6 +38,17 @@ against 165-169 ms: slower); the page marks inside the offsets loop (no gain); o
 in two planes, negatives apart from positives, halving the negatives' working set (140-160
 against 143-173 ms: not resolvable at that load; it needs a quiet machine, and the compact form's
 ``(k, 2, 4)`` cells would be gathered from two planes).
+Session 8 (same measure, load 4-6, not taken): one scatter per row and column into cells per
+(column, fine bin, true class), from which both tables would follow at compaction (one-vs-rest:
+pooled over the true class; pairs: coarsened), instead of two scatters: 173-177 against
+179-208 ms warm, 2.06 against 1.90 thread-s for 10M rows into fresh states, 180 MB of pages
+touched against 50 MB (its working set per column is K/2 times the one-vs-rest one's; with the
+pair grid 16x coarser than the grid, the pairs alone cannot give the one-vs-rest bins). Keys
+from float32 bit patterns (8 lanes; the same keys, checked on 1.2M scores with edge cases):
+1.15-1.19 against 1.05-1.08 ns per score, no gain. An upper bound for better locality: with
+every cell offset folded into L2-sized ranges (wrong cells, timing only) the kernel took 117-119
+against 160 ms, so cache misses cost about a quarter; a radix partition of each batch's rows by
+bin range would have to pay for its buffers out of that.
 
 Dense states here start as *zero* memory (fresh anonymous maps: pages are only allocated where
 a cell is touched, and nothing is written to initialize them): a cell whose weight is 0 is empty
