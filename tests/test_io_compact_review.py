@@ -252,6 +252,12 @@ def test_round_trips_are_bit_exact_at_float_edges(g, rows, weighted):
         v1 = BinarySketch.from_bytes(sk.to_bytes(format_version=1))
         assert np.array_equal(bits(v1._compact()[1]), bits(values))
         assert back.to_bytes(format_version=1) == sk.to_bytes(format_version=1)
+        v4 = sk.to_bytes(compress=compress, format_version=4)
+        back4 = BinarySketch.from_bytes(v4)
+        k4, val4 = back4._compact()
+        assert np.array_equal(k4, keys) and np.array_equal(bits(val4), bits(values))
+        assert back4.counters == sk.counters and back4.to_bytes(compress=compress, format_version=4) == v4
+        assert back4.to_bytes(compress=compress) == data
 
 
 def test_infinite_scores_of_old_files_round_trip_through_version_3():
@@ -305,21 +311,63 @@ def test_a_present_cell_of_weight_0_is_refused_naming_the_bin():
             BinarySketch.from_bytes(pack(HEADER, payload))
 
 
-# -- the same bins and counters, mutated the same way, as version 1 and as version 3 -------------
+# -- the same bins and counters, mutated the same way, as versions 1, 3 and 4, loaded and folded --
 
 SPECIAL = [0.0, -0.0, 1.0, -1.0, math.inf, -math.inf, math.nan, 5e-324, 1e-300, 1e300, 2.0**53, 2.0**53 + 2, 0.5, 1e-16]
 FACTORS = [0.0, 1 - 1e-6, 1 - 2e-6, 1 + 1e-6, 1 + 2e-6, 1 - 1e-9, 1 + 1e-9, 0.5, 2.0]
 
 
+def _v4_sketches() -> list[BinarySketch]:
+    """Sketches that fill every list of version 4 (_SKETCHES has no float32 unit cell and no
+    weight of exactly 1.0 in a weighted sketch), on grids _SKETCHES lacks (a linear grid reaching
+    below 0, probability tails, the widest float grid)."""
+    rng = np.random.default_rng(40)
+    out = []
+    for grid, n, weighted in ((ProbabilityGrid(), 300, False), (LinearGrid(-2.0, 3.0, 40), 400, True),
+                              (ProbabilityGrid(8, -60, tail_bits=2), 300, True), (FloatGrid(2, -1022, 1023), 200, False)):
+        y = rng.integers(0, 2, n)
+        s = rng.random(n).astype(np.float32).astype(np.float64)
+        s[: n // 4] = rng.normal(0.5, 2.0, n // 4)  # float64 scores, some outside [0, 1]
+        s[n // 4: n // 3] = np.round(s[n // 4: n // 3], 1)  # shared scores: GEN cells
+        w = np.where(rng.random(n) < 0.5, 1.0, rng.exponential(1.0, n)) if weighted else None  # weights of 1.0: units
+        out.append(BinarySketch(grid).update(y, s, w))
+    return out
+
+
+_V4_SKETCHES = _SKETCHES + _v4_sketches()
+
+
+def both_verdicts(data: bytes) -> tuple[bool | str, bool | str]:
+    """``(load, fold)``: True if accepted, else the SketchFormatError's message; anything else escapes."""
+    from streameval.kernels.binary import empty_state
+    from streameval.sketch import io as sketch_io
+
+    out: list[bool | str] = []
+    try:
+        BinarySketch.from_bytes(data)
+        out.append(True)
+    except SketchFormatError as exc:
+        out.append(str(exc))
+    try:
+        header = json.loads(data[16:16 + struct.unpack_from("<I", data, 12)[0]])
+        grid = sketch_io._cached_grid(header["grid"], None)
+        state = empty_state(grid.n_bins)
+        sketch_io.decode(data, None, fold_into=(grid, state))
+        out.append(True)
+    except SketchFormatError as exc:
+        out.append(str(exc))
+    return out[0], out[1]
+
+
 @st.composite
 def mutated_sketches(draw):  # type: ignore[no-untyped-def]
-    sk = _SKETCHES[draw(st.integers(0, len(_SKETCHES) - 1))]
+    sk = _V4_SKETCHES[draw(st.integers(0, len(_V4_SKETCHES) - 1))]
     _, _, header, _ = split(sk.to_bytes())
     header = json.loads(json.dumps(header))
     keys, values = sk._compact()
     values = values.copy()
     for _ in range(draw(st.integers(1, 3))):
-        what = draw(st.sampled_from(["int counter", "float counter", "weighted", "cell"]))
+        what = draw(st.sampled_from(["int counter", "float counter", "weighted", "cell", "unit"]))
         counters = header["counters"]
         if what == "int counter":
             name = draw(st.sampled_from(["n_rows", "n_nan", "n_zero_weight", "n_outside"]))
@@ -329,6 +377,10 @@ def mutated_sketches(draw):  # type: ignore[no-untyped-def]
             counters[name] = float(counters.get(name, 0.0)) * draw(st.sampled_from(FACTORS))
         elif what == "weighted":
             counters["weighted"] = not counters.get("weighted", False)
+        elif what == "unit" and len(keys):  # weight 1.0 and one score: version 4's U32/U64 lists
+            j, c = draw(st.integers(0, len(keys) - 1)), draw(st.integers(0, 1))
+            x = draw(st.one_of(st.sampled_from(SPECIAL), st.just(float(values[j, 1 - c, 1])), st.just(float(values[j, c, 2]))))
+            values[j, c] = [1.0, x, x, x]
         elif len(keys):
             j, c, f = draw(st.integers(0, len(keys) - 1)), draw(st.integers(0, 1)), draw(st.integers(0, 3))
             how = draw(st.sampled_from(["special", "next", "scale", "copy"]))
@@ -356,6 +408,96 @@ def test_mutated_bins_and_counters_get_the_same_verdict_in_both_layouts(case):
         assert verdict(pack(header, payload)) == v1  # the empty cell is nibble 0 in both encodings
         columnar = sketch_layout.encode_columnar_payload(keys, values, general=general)
         assert verdict(pack(header, columnar, version=4)) == v1  # version 4: a bin of two empty cells is not stored
+        for data in (pack(header, payload), pack(header, columnar, version=4)):
+            load, fold = both_verdicts(data)  # merge_files folds: one verdict, one message
+            assert load == fold and (load is True) == v1
+
+
+def parse_columnar_strict(data: bytes, k: int, grid_size: int) -> tuple[np.ndarray, np.ndarray]:
+    """``(keys, values)`` of a version-4 payload, read as docs/sketch-format.md §4.2 says, or
+    :class:`Refused` for a structural fault."""
+    if len(data) < 24:
+        raise Refused("shorter than the list lengths")
+    m = struct.unpack_from("<6I", data, 0)
+    if 24 + sum(n * (8, 12, 36)[i % 3] for i, n in enumerate(m)) != len(data):
+        raise Refused("another length than the lists need")
+    if sum(m) > 2 * k:
+        raise Refused("more cells than 2 * n_bins")
+    cells: list[dict[int, list[float]]] = [{}, {}]
+    pos = 24
+    for i, n in enumerate(m):
+        c, form = divmod(i, 3)
+        keys = struct.unpack_from(f"<{n}I", data, pos)
+        pos += 4 * n
+        if form == 2:
+            cols = [struct.unpack_from(f"<{n}d", data, pos + 8 * n * f) for f in range(4)]
+            pos += 32 * n
+            rows = [list(r) for r in zip(*cols, strict=True)] if n else []
+        else:
+            fmt, size = ("f", 4) if form == 0 else ("d", 8)
+            rows = [[1.0, x, x, x] for x in struct.unpack_from(f"<{n}{fmt}", data, pos)]
+            pos += size * n
+        prev = -1
+        for key, cell in zip(keys, rows, strict=True):
+            if key <= prev or key >= grid_size or key in cells[c]:
+                raise Refused("keys not increasing inside the grid, or in two lists")
+            if form == 2 and cell[0] == 0.0 and cell[1:] == [math.inf, -math.inf, 0.0]:
+                raise Refused("the empty cell as a present cell")
+            prev = key
+            cells[c][key] = cell
+    keys_all = sorted(set(cells[0]) | set(cells[1]))
+    if len(keys_all) != k:
+        raise Refused("another number of bins than n_bins")
+    values = np.array([[cells[c].get(key, [0.0, math.inf, -math.inf, 0.0]) for c in range(2)] for key in keys_all])
+    return np.array(keys_all, dtype=np.int64), values.reshape(k, 2, 4)
+
+
+@st.composite
+def mutated_columnar_payloads(draw):  # type: ignore[no-untyped-def]
+    sk = _V4_SKETCHES[draw(st.integers(0, len(_V4_SKETCHES) - 1))]
+    header = json.loads(json.dumps(split(sk.to_bytes())[2]))
+    keys, values = sk._compact()  # all of them: the counters hold, so unchanged bytes are accepted
+    payload = bytearray(sketch_layout.encode_columnar_payload(keys, values, general=draw(st.booleans())))
+    for _ in range(draw(st.integers(0, 3))):
+        op = draw(st.sampled_from(["flip", "set", "length", "insert", "delete", "truncate", "k"]))
+        at = draw(st.integers(0, max(len(payload) - 1, 0)))
+        if op == "flip" and payload:
+            payload[at] ^= 1 << draw(st.integers(0, 7))
+        elif op == "set" and payload:
+            payload[at] = draw(st.sampled_from([0x00, 0x01, 0x7F, 0x80, 0xFF, 0xF0]))
+        elif op == "length" and len(payload) >= 24:
+            i = draw(st.integers(0, 5))
+            n = struct.unpack_from("<I", payload, 4 * i)[0]
+            n = draw(st.sampled_from([0, 1, n - 1, n + 1, 2**31, 2**32 - 1, 2**32 - n])) % 2**32
+            struct.pack_into("<I", payload, 4 * i, n)
+        elif op == "insert":
+            payload[at:at] = draw(st.binary(min_size=1, max_size=12))
+        elif op == "delete":
+            del payload[at:at + draw(st.integers(1, 12))]
+        elif op == "truncate":
+            del payload[at:]
+        elif op == "k":
+            header["n_bins"] = max(0, header["n_bins"] + draw(st.integers(-2, 2)))
+    return header, bytes(payload), sk.grid.n_bins
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(mutated_columnar_payloads())
+def test_mutated_columnar_payloads_get_the_version_1_verdict_on_both_paths(case):
+    """Any version-4 payload: accepted exactly when the strict reading of §4.2 finds its structure
+    valid and the same bins as version 1 are accepted; load and fold say the same thing."""
+    header, payload, grid_size = case
+    load, fold = both_verdicts(pack(header, payload, version=4))
+    assert load == fold
+    try:
+        keys, values = parse_columnar_strict(payload, header["n_bins"], grid_size)
+    except Refused:
+        assert load is not True
+        return
+    assert (load is True) == verdict(pack(header, v1_payload(keys, values), version=1))
+    if load is True:
+        back = BinarySketch.from_bytes(pack(header, payload, version=4))._compact()
+        assert np.array_equal(back[0], keys) and np.array_equal(bits(back[1]), bits(values))
 
 
 def _grid_size(header: dict) -> int:
