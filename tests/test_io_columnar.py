@@ -366,3 +366,13 @@ def test_scores_beyond_float32_encode_without_a_warning():
     payload = split(data)[3]
     assert _lengths(payload) == [0, 1, 0, 1, 1, 0]
     assert BinarySketch.from_bytes(data) == sk
+
+
+def test_format_version_must_be_an_integer():
+    """``format_version=4.0`` passed the membership test (4.0 == 4) and failed in struct.pack with
+    struct.error; ``True`` (== 1) wrote version 1."""
+    sk = BinarySketch().update([0, 1], [0.25, 0.75])
+    for bad in (4.0, 3.0, True, "4"):
+        with pytest.raises(ValueError, match="format_version must be"):
+            sk.to_bytes(format_version=bad)
+    assert split(sk.to_bytes(format_version=np.int64(4)))[0] == 4

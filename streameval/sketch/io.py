@@ -216,11 +216,13 @@ def encode(parts: SketchParts, compress: bool | None = None, format_version: int
     }
     if all(name in parts.counters for name in WEIGHT_SQ_COUNTERS):
         header["weight_sq"] = [parts.counters[name] for name in WEIGHT_SQ_COUNTERS]
+    if format_version is not None and (isinstance(format_version, bool) or not isinstance(format_version, (int, np.integer))):
+        raise ValueError(f"format_version must be an integer (3, 4 or 1), got {format_version!r}")
     if format_version not in (None, BASE_VERSION, COMPACT_VERSION, COLUMNAR_VERSION):
         raise ValueError(
             f"format_version must be {COMPACT_VERSION}, {COLUMNAR_VERSION} or {BASE_VERSION}, got {format_version!r}"
         )
-    version, extra = format_version or COMPACT_VERSION, b""
+    version, extra = int(format_version or COMPACT_VERSION), b""
     if parts.replicates is not None:
         from .io_bootstrap import encode_replicates
 
@@ -474,7 +476,7 @@ def decode(
         File name for error messages.
     fold_into : (Grid, ndarray), optional
         A grid and a dense state on it (float64 (n_bins, 2, 4), as
-        :func:`streameval.kernels.binary.empty_state`): a version-3 binary sketch on that grid has
+        :func:`streameval.kernels.binary.empty_state`): a version-3 or version-4 binary sketch on that grid has
         its bins folded into the state as they are decoded (the returned parts then hold no
         bins, ``folded`` True); any other sketch is decoded as without it. On an error the state
         may hold part of the bins.
