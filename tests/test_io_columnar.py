@@ -452,3 +452,30 @@ def test_fuzzed_bins_and_headers_get_the_version_1_verdict_on_both_paths():
                 except streameval.errors.StreamevalError:
                     pass  # a metric undefined for this sketch, documented as such
     assert seen[True] > 50 and seen[False] > 500, seen
+
+
+@pytest.mark.parametrize("grid", [LinearGrid(0.0, 1.0, 1), FloatGrid(0, 0, 1)], ids=["linear-3-bins", "float-2-bins"])
+def test_the_smallest_grids_fill_their_last_bin(grid):
+    """Every bin of a 2- or 3-bin grid occupied (the last key is n_bins - 1, the bitmap's one word
+    partly used): loaded and folded as version 3 is; one key more is beyond the grid."""
+    sk = BinarySketch(grid).update([0, 1, 1, 0], [-5.0, 0.5, 7.0, 1e300])
+    keys, values = sk._compact()
+    assert keys.tolist() == list(range(grid.n_bins))
+    data = sk.to_bytes(format_version=4)
+    back = BinarySketch.from_bytes(data)
+    assert np.array_equal(back._compact()[0], keys) and np.array_equal(bits(back._compact()[1]), bits(values))
+    state = kernels.empty_state(grid.n_bins)
+    io.decode(data, None, fold_into=(grid, state))
+    want = kernels.empty_state(grid.n_bins)
+    kernels.merge_into(want, keys, values)
+    assert np.array_equal(bits(state), bits(want))
+    _, _, header, payload = split(data)
+    m = _lengths(payload)
+    last = 24 + sum(n * size for n, size in zip(m, (8, 12, 36) * 2, strict=True))
+    li = max(i for i in range(6) if m[i])  # the last non-empty list: its last key
+    start = 24 + sum(n * size for n, size in zip(m[:li], (8, 12, 36) * 2, strict=False))
+    bad = bytearray(payload)
+    struct.pack_into("<I", bad, start + 4 * (m[li] - 1), grid.n_bins)
+    assert last == len(payload)
+    with pytest.raises(SketchFormatError, match="beyond the grid"):
+        BinarySketch.from_bytes(pack(header, bytes(bad)))
