@@ -479,3 +479,17 @@ def test_the_smallest_grids_fill_their_last_bin(grid):
     assert last == len(payload)
     with pytest.raises(SketchFormatError, match="beyond the grid"):
         BinarySketch.from_bytes(pack(header, bytes(bad)))
+
+
+def test_version_4_refuses_bootstrap_header_and_multiclass():
+    """Version 4 holds binary sketches without replicates: a 'bootstrap' header and a multiclass
+    file stamped version 4 are refused, by load and by the folding path."""
+    header, payload, _ = _base()
+    _both(pack(dict(header, bootstrap={"replicates": 2}), payload), "'bootstrap' needs format version 2, the file says 4")
+    mc = streameval.MulticlassSketch(classes=[0, 1, 2]).update([0, 1, 2], np.eye(3)).to_bytes()
+    body = bytearray(mc[:-4])
+    struct.pack_into("<H", body, 8, 4)
+    data = bytes(body) + struct.pack("<I", zlib.crc32(body))
+    with pytest.raises(SketchFormatError, match="version 4 holds binary sketches only"):
+        streameval.MulticlassSketch.from_bytes(data)
+    _both(data, "version 4 holds binary sketches only")
