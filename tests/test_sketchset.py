@@ -414,6 +414,41 @@ def test_fixed_windows_from_stored_integers_equal_arrows_flooring(unit, tz):
     assert _utc_fixed_keys(times.cast(pa.timestamp("ns", tz=tz)), parse_window("1d")) is None  # the other path
 
 
+def test_key_codes_combined_in_one_pass_equal_the_ids_taken_apart(monkeypatch):
+    """Codes combined column by column through each column's id table (``FUSED``) give the same
+    groups, created in the same order, as ids materialized per column first; every row's group
+    is its own key (brute force), over chunks of small-range integers (int8, uint32), strings
+    with nulls, dictionary-encoded columns and a wide-range integer column, with new values
+    arriving in later chunks."""
+    from streameval.sketch import groupkeys
+    from streameval.sketch.groupkeys import KeyEncoder
+
+    rng = np.random.default_rng(21)
+    chunks = []
+    for i in range(5):
+        n = 3000 + 500 * i
+        small = rng.integers(-5, 20 + 10 * i, n).astype("int8")
+        wide = rng.choice(np.array([10**12, -(10**12), 7, 10**15 + i]), n)  # range too wide for a table
+        text = pa.array(rng.choice(["fr", "de", None, f"x{i}"], n).tolist())
+        dct = pa.array(rng.choice(["p", "q", f"r{i % 2}"], n).tolist()).dictionary_encode()
+        u32 = rng.integers(0, 3 + i, n).astype("uint32")
+        chunks.append((small, wide, text, dct, u32))
+
+    def encode(fused: bool):
+        monkeypatch.setattr(groupkeys, "FUSED", fused)
+        keys: list[tuple] = []
+        enc = KeyEncoder(["s", "w", "t", "d", "u"], lambda key: keys.append(key) or len(keys) - 1)
+        ids = [enc.group_ids([pa.array(c[0]), pa.array(c[1]), c[2], c[3], pa.array(c[4])], len(c[0])) for c in chunks]
+        return keys, ids
+
+    (k1, i1), (k2, i2) = encode(True), encode(False)
+    assert k1 == k2 and all(np.array_equal(a, b) for a, b in zip(i1, i2, strict=True))
+    assert len(set(k1)) == len(k1) > 100
+    for ids, (small, wide, text, dct, u32) in zip(i1, chunks, strict=True):
+        rows = list(zip(small.tolist(), wide.tolist(), text.to_pylist(), dct.to_pylist(), u32.tolist(), strict=True))
+        assert [k1[g] for g in ids.tolist()] == rows
+
+
 @pytest.mark.parametrize("dtype", ["int8", "int64", "uint32"])
 def test_integer_keys_by_lookup_table_equal_arrows_dictionary(dtype, monkeypatch):
     """Integer key columns without nulls take ids from a lookup table over their range; the

@@ -475,3 +475,39 @@ def add_scaled(codes, ids, radix):  # type: ignore[no-untyped-def]
     """In place: ``codes += ids * radix`` (mixed-radix key codes without temporaries)."""
     for j in range(codes.shape[0]):
         codes[j] += ids[j] * radix
+
+
+@nb.njit(nogil=True, cache=CACHE, boundscheck=False)
+def min_max(values):  # type: ignore[no-untyped-def]
+    """``(min, max)`` of a non-empty integer array as int64, in one pass (NumPy's ``min`` and
+    ``max`` are two)."""
+    lo = values[0]
+    hi = lo
+    for j in range(1, values.shape[0]):  # min and max without branches: vectorized
+        lo = min(lo, values[j])
+        hi = max(hi, values[j])
+    return np.int64(lo), np.int64(hi)
+
+
+@nb.njit(nogil=True, cache=CACHE, boundscheck=False)
+def first_rows_from(values, lo, size):  # type: ignore[no-untyped-def]
+    """:func:`first_rows` of ``values - lo`` (integers of any width, all in ``[lo, lo + size)``)
+    without the shifted copy."""
+    out = np.full(size, -1, dtype=np.int64)
+    for j in range(values.shape[0]):
+        c = np.int64(values[j]) - lo
+        if out[c] < 0:
+            out[c] = j
+    return out
+
+
+@nb.njit(nogil=True, cache=CACHE, boundscheck=False)
+def add_lookup(codes, lut, values, lo, radix, first):  # type: ignore[no-untyped-def]
+    """In place: ``codes[j] = lut[values[j] - lo] * radix``, plus ``codes[j]`` unless ``first``:
+    one key column's value ids added to the mixed-radix codes without materializing them."""
+    if first:
+        for j in range(codes.shape[0]):
+            codes[j] = lut[np.int64(values[j]) - lo] * radix
+    else:
+        for j in range(codes.shape[0]):
+            codes[j] += lut[np.int64(values[j]) - lo] * radix
