@@ -493,3 +493,84 @@ def test_version_4_refuses_bootstrap_header_and_multiclass():
     with pytest.raises(SketchFormatError, match="version 4 holds binary sketches only"):
         streameval.MulticlassSketch.from_bytes(data)
     _both(data, "version 4 holds binary sketches only")
+
+
+# -- the two ways of checking keys distinct --------------------------------------------------------
+
+
+def _decode_with(data: bytes, grid, bitmap_per_cell: int, fold: bool):
+    """``codec4.decode4`` on a file's payload, forcing the grid bitmap (a huge ``bitmap_per_cell``)
+    or the sorted walk (0): (status tuple, keys, values, state, sums, counts)."""
+    from streameval.kernels import codec4
+    from streameval.sketch.io_checks import REL_TOL
+
+    _, _, header, payload = split(data)
+    buf = np.frombuffer(payload, dtype=np.uint8)
+    k = header["n_bins"]
+    keys = np.full(0 if fold else k, -1, dtype=np.int64)
+    values = np.zeros((0 if fold else k, 2, 4))
+    state = kernels.empty_state(grid.n_bins) if fold else np.empty((0, 2, 4))
+    sums, counts = np.zeros(8), np.zeros(4, dtype=np.int64)
+    status = codec4.decode4(buf, k, grid.n_bins, *grid.kernel_params(), REL_TOL, keys, values, state, fold, sums, counts,
+                            bitmap_per_cell)
+    return tuple(int(x) for x in status), keys, values, state, sums, counts
+
+
+def test_bitmap_and_sorted_walk_agree_on_every_file():
+    """Valid sketches and mutated payloads (keys moved, lengths changed): the grid bitmap and the
+    sorted walk return the same status at the same cell, the same bins, sums and state."""
+    rng = np.random.default_rng(21)
+    grid = ProbabilityGrid()  # 5,216 words: the walk whenever bitmap_per_cell is 0
+    cases = []
+    for n in (1, 7, 300, 3000):
+        y = rng.integers(0, 2, n)
+        s = rng.random(n).astype(np.float64 if n == 300 else np.float32)
+        sk = BinarySketch(grid).update(y, s)
+        sk.update(y[: n // 3], s[: n // 3] * 0.5)  # general cells too
+        cases.append(sk.to_bytes(format_version=4))
+    header0 = split(cases[-1])[2]
+    payload0 = split(cases[-1])[3]
+    m = list(struct.unpack_from("<6I", payload0, 0))
+    assert m[0] > 50 and m[2] > 0 and m[3] > 0
+    key_bytes = [(24 + 4 * i) for i in range(min(m[0], 50))]
+    u32 = np.frombuffer(payload0, dtype="<u4", count=m[0], offset=24).astype(np.int64)
+    gen0 = np.frombuffer(payload0, dtype="<u4", count=m[2], offset=24 + 8 * m[0] + 12 * m[1]).astype(np.int64)
+    first1 = 24 + 8 * m[0] + 12 * m[1] + 36 * m[2]  # class 1's first list's keys
+    for trial in range(150):  # a key replaced by a random one, a positive cell's, or a GEN cell's in order
+        p = bytearray(payload0)
+        at = key_bytes[int(rng.integers(len(key_bytes)))]
+        if trial % 3 == 0:
+            struct.pack_into("<I", p, at, int(rng.integers(0, grid.n_bins + 5)))
+        elif trial % 3 == 1:
+            struct.pack_into("<I", p, at, struct.unpack_from("<I", payload0, first1 + 4 * int(rng.integers(0, min(m[3], 20))))[0])
+        else:  # the same key in two lists of class 0, in order in both: a duplicate
+            g = int(gen0[int(rng.integers(len(gen0)))])
+            struct.pack_into("<I", p, 24 + 4 * int(np.searchsorted(u32, g)), g)
+        header = dict(header0, n_bins=header0["n_bins"] + int(rng.integers(-2, 3)))
+        cases.append(pack(header, bytes(p)))
+    statuses = set()
+    for data in cases:
+        for fold in (False, True):
+            a = _decode_with(data, grid, 1 << 40, fold)
+            b = _decode_with(data, grid, 0, fold)
+            assert a[0] == b[0]
+            statuses.add(a[0][0])
+            for x, y in zip(a[1:], b[1:], strict=True):
+                assert np.array_equal(bits(x) if x.dtype.kind == "f" else x, bits(y) if y.dtype.kind == "f" else y)
+    assert {0, 3, 5, 6} <= statuses  # OK, not increasing, duplicate, bin count all reached
+
+
+def test_a_few_cells_on_a_large_grid_need_no_grid_sized_work(monkeypatch):
+    """A 10-cell file on a 2**22-bin grid loads and folds without a grid-sized bitmap (the sorted
+    walk), to the same bins as version 3."""
+    grid = ProbabilityGrid(16, -60)
+    assert grid.n_bins > 2**21
+    monkeypatch.setenv("STREAMEVAL_MAX_GRID_BINS", str(1 << 23))
+    sk = BinarySketch(grid).update([0, 1, 0, 1, 1, 0, 1, 0, 1, 1], [0.1, 0.2, 0.3, 0.3, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95])
+    back = BinarySketch.from_bytes(sk.to_bytes(format_version=4))
+    assert back == sk
+    state = kernels.empty_state(grid.n_bins)
+    io.decode(sk.to_bytes(format_version=4), None, fold_into=(grid, state))
+    want = kernels.empty_state(grid.n_bins)
+    kernels.merge_into(want, *sk._compact())
+    assert np.array_equal(bits(state), bits(want))

@@ -69,6 +69,7 @@ KEY_OUTSIDE_GRID = 4
 DUPLICATE_CELL = 5  # a key in two lists of one class
 BIN_COUNT = 6  # distinct keys != the header's n_bins
 ZERO_WEIGHT = 7  # a GEN cell holding the empty cell [0 or -0.0, +inf, -inf, 0]
+BITMAP_PER_CELL = 2  # decode4: a bitmap of the grid when it has at most this many words per cell
 
 __all__ = ["decode4", "list_lengths", "U32", "U64", "GEN", "CELL_BYTES", "PROLOGUE"]
 
@@ -95,7 +96,8 @@ def list_lengths(buf):  # type: ignore[no-untyped-def]
 
 
 @nb.njit(nogil=True, cache=CACHE, boundscheck=False)
-def decode4(buf, k, n_bins, kind, f0, f1, f2, i0, i1, i2, cuts, rel_tol, keys, values, state, fold, sums, counts):  # type: ignore[no-untyped-def]
+def decode4(buf, k, n_bins, kind, f0, f1, f2, i0, i1, i2, cuts, rel_tol, keys, values, state, fold, sums, counts,  # type: ignore[no-untyped-def]
+            bitmap_per_cell=BITMAP_PER_CELL):
     """Decode and check the columnar payload ``buf`` (uint8) of ``k`` bins.
 
     Without ``fold``, fills ``keys`` (int64 (k,)) and ``values`` (float64 (k, 2, 4)) with the
@@ -109,6 +111,11 @@ def decode4(buf, k, n_bins, kind, f0, f1, f2, i0, i1, i2, cuts, rel_tol, keys, v
     rules (``io_checks.check_cells``); ``sums`` and ``counts`` receive what the counter checks
     need (the slots of :mod:`streameval.kernels.codec`). On a failure ``state`` may hold part of
     the file: the caller discards it.
+
+    Keys are checked distinct within a class with a bitmap of the grid when it has at most
+    ``bitmap_per_cell`` words (64 bins) per cell (shards on the default grid), else by walking the
+    sorted lists against each other (a few cells on a large grid: work in proportion to the cells,
+    not the grid); both find the same first problem.
     """
     m, need = list_lengths(buf)
     if need < 0 or need != buf.shape[0]:
@@ -119,30 +126,20 @@ def decode4(buf, k, n_bins, kind, f0, f1, f2, i0, i1, i2, cuts, rel_tol, keys, v
     if total > 2 * k:
         return TOO_MANY_CELLS, -1, -1, 0
     # -- structure: keys increasing inside each list and the grid, distinct within a class
-    nw = (n_bins + 63) >> 6
-    seen = np.zeros((2, nw), dtype=np.uint64)
     starts = np.empty(N_LISTS, dtype=np.int64)
     pos = np.int64(PROLOGUE)
     for li in range(N_LISTS):
         starts[li] = pos
-        c = li // 3
-        prev = np.int64(-1)
-        for i in range(m[li]):
-            key = _u32(buf, pos + 4 * i)
-            if key <= prev:
-                return KEY_NOT_INCREASING, li, i, pos + 4 * i
-            if key >= n_bins:
-                return KEY_OUTSIDE_GRID, li, i, pos + 4 * i
-            prev = key
-            word = key >> 6
-            bit = np.uint64(1) << np.uint64(key & 63)
-            if seen[c, word] & bit:
-                return DUPLICATE_CELL, li, i, pos + 4 * i
-            seen[c, word] |= bit
         pos += m[li] * CELL_BYTES[li % 3]
-    distinct = 0
-    for w in range(nw):
-        distinct += _popcount(seen[0, w] | seen[1, w])
+    nw = (n_bins + 63) >> 6
+    use_bitmap = nw <= bitmap_per_cell * total + 64
+    seen = np.zeros((2, nw if use_bitmap else 0), dtype=np.uint64)
+    if use_bitmap:
+        status, li, i, at, distinct = _structure_bitmap(buf, m, starts, n_bins, seen)
+    else:
+        status, li, i, at, distinct = _structure_sorted(buf, m, starts, n_bins)
+    if status != OK:
+        return status, li, i, at
     if distinct != k:
         return BIN_COUNT, -1, -1, 0
     for li in range(2, N_LISTS, 3):  # the empty cell stored as a present one
@@ -173,7 +170,7 @@ def decode4(buf, k, n_bins, kind, f0, f1, f2, i0, i1, i2, cuts, rel_tol, keys, v
             break
     # -- the cells themselves
     if not fold:  # filled even when a cell fails: the NumPy checks name it
-        _fill_bins(buf, starts, m, seen, keys, values)
+        _fill_bins(buf, starts, m, seen, keys, values, use_bitmap)
     elif ok:
         for li in range(N_LISTS):
             _fold_list(buf, starts[li], m[li], li % 3, li // 3, state)
@@ -182,6 +179,64 @@ def decode4(buf, k, n_bins, kind, f0, f1, f2, i0, i1, i2, cuts, rel_tol, keys, v
     sums[S_L_LO], sums[S_L_HI] = acc[6] - LOG_SLACK * acc[8], acc[7] + LOG_SLACK * acc[8]
     counts[C_CELLS], counts[C_OUTSIDE], counts[C_FRAC], counts[C_CELLS_OK] = cnt[0], cnt[1], cnt[2], ok
     return OK, -1, -1, 0
+
+
+@nb.njit(nogil=True, boundscheck=False)
+def _structure_bitmap(buf, m, starts, n_bins, seen):  # type: ignore[no-untyped-def]
+    """Keys increasing inside each list and the grid, distinct within a class (``seen``: a zeroed
+    bitmap per class): ``(status, list, cell, byte, distinct bins)``."""
+    for li in range(N_LISTS):
+        c = li // 3
+        pos = starts[li]
+        prev = np.int64(-1)
+        for i in range(m[li]):
+            key = _u32(buf, pos + 4 * i)
+            if key <= prev:
+                return KEY_NOT_INCREASING, li, i, pos + 4 * i, 0
+            if key >= n_bins:
+                return KEY_OUTSIDE_GRID, li, i, pos + 4 * i, 0
+            prev = key
+            word = key >> 6
+            bit = np.uint64(1) << np.uint64(key & 63)
+            if seen[c, word] & bit:
+                return DUPLICATE_CELL, li, i, pos + 4 * i, 0
+            seen[c, word] |= bit
+    distinct = 0
+    for w in range(seen.shape[1]):
+        distinct += _popcount(seen[0, w] | seen[1, w])
+    return OK, -1, -1, 0, distinct
+
+
+@nb.njit(nogil=True, boundscheck=False)
+def _structure_sorted(buf, m, starts, n_bins):  # type: ignore[no-untyped-def]
+    """As :func:`_structure_bitmap`, without a bitmap: each key is looked for in the class's
+    earlier lists (and a positive cell's in the negative lists, to count shared bins) by pointers
+    that only move forward, since every list is increasing once checked."""
+    ptr = np.zeros(N_LISTS, dtype=np.int64)
+    shared = 0
+    for li in range(N_LISTS):
+        c = li // 3
+        pos = starts[li]
+        ptr[:] = 0
+        prev = np.int64(-1)
+        for i in range(m[li]):
+            key = _u32(buf, pos + 4 * i)
+            if key <= prev:
+                return KEY_NOT_INCREASING, li, i, pos + 4 * i, 0
+            if key >= n_bins:
+                return KEY_OUTSIDE_GRID, li, i, pos + 4 * i, 0
+            prev = key
+            for e in range(li):  # the class's earlier lists; a class-1 key also against class 0
+                while ptr[e] < m[e] and _u32(buf, starts[e] + 4 * ptr[e]) < key:
+                    ptr[e] += 1
+                if ptr[e] < m[e] and _u32(buf, starts[e] + 4 * ptr[e]) == key:
+                    if e // 3 == c:
+                        return DUPLICATE_CELL, li, i, pos + 4 * i, 0
+                    shared += 1
+    total = 0
+    for li in range(N_LISTS):
+        total += m[li]
+    return OK, -1, -1, 0, total - shared
 
 
 @nb.njit(inline="always", nogil=True)
@@ -351,19 +406,34 @@ def _fold_list(buf, start, mc, form, c, state):  # type: ignore[no-untyped-def]
 
 
 @nb.njit(nogil=True, boundscheck=False)
-def _fill_bins(buf, starts, m, seen, keys, values):  # type: ignore[no-untyped-def]
-    """The compact bins: keys from the union of both classes' key sets, each cell at its key's rank."""
+def _fill_bins(buf, starts, m, seen, keys, values, use_bitmap):  # type: ignore[no-untyped-def]
+    """The compact bins: keys from the union of both classes' key sets, each cell at its key's
+    rank (from the bitmap ``seen`` when ``use_bitmap``, else by sorting the keys)."""
     nw = seen.shape[1]
     rank = np.empty(nw, dtype=np.int64)  # bins before word w
-    j = 0
-    for w in range(nw):
-        rank[w] = j
-        x = seen[0, w] | seen[1, w]
-        while x:
-            low = x & (~x + np.uint64(1))  # the lowest set bit
-            keys[j] = (w << 6) + _popcount(low - np.uint64(1))
-            j += 1
-            x ^= low
+    if use_bitmap:
+        j = 0
+        for w in range(nw):
+            rank[w] = j
+            x = seen[0, w] | seen[1, w]
+            while x:
+                low = x & (~x + np.uint64(1))  # the lowest set bit
+                keys[j] = (w << 6) + _popcount(low - np.uint64(1))
+                j += 1
+                x ^= low
+    else:
+        every = np.empty(m.sum(), dtype=np.int64)
+        j = 0
+        for li in range(N_LISTS):
+            for i in range(m[li]):
+                every[j] = _u32(buf, starts[li] + 4 * i)
+                j += 1
+        every.sort()
+        j = 0
+        for x in every:
+            if j == 0 or x != keys[j - 1]:
+                keys[j] = x
+                j += 1
     for j in range(keys.shape[0]):
         for c in range(2):
             values[j, c, W] = 0.0
@@ -376,10 +446,13 @@ def _fill_bins(buf, starts, m, seen, keys, values):  # type: ignore[no-untyped-d
         base = start + 4 * mc
         for i in range(mc):
             key = _u32(buf, start + 4 * i)
-            w = key >> 6
-            below = seen[0, w] | seen[1, w]
-            below &= (np.uint64(1) << np.uint64(key & 63)) - np.uint64(1)
-            j = rank[w] + _popcount(below)
+            if use_bitmap:
+                w = key >> 6
+                below = seen[0, w] | seen[1, w]
+                below &= (np.uint64(1) << np.uint64(key & 63)) - np.uint64(1)
+                j = rank[w] + _popcount(below)
+            else:
+                j = np.searchsorted(keys, key)
             if form == GEN:
                 values[j, c, W] = bits_f64(load_le64(buf, base + 8 * i))
                 values[j, c, MIN] = bits_f64(load_le64(buf, base + 8 * (mc + i)))
