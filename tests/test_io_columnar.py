@@ -18,6 +18,8 @@ import zlib
 import numpy as np
 import pytest
 import sketch_layout
+import test_io_compact
+from test_io_compact import split
 
 import streameval
 from streameval import BinarySketch, FloatGrid, LinearGrid, ProbabilityGrid, SketchFormatError
@@ -30,19 +32,8 @@ MAGIC = b"\x89SEVSK\r\n"
 GOLDEN = pathlib.Path(__file__).resolve().parent / "golden"
 
 
-def split(data: bytes) -> tuple[int, int, dict, bytes]:
-    _, version, flags, hlen = struct.unpack_from("<8sHHI", data, 0)
-    header = json.loads(data[16:16 + hlen])
-    (plen,) = struct.unpack_from("<Q", data, 16 + hlen)
-    payload = data[24 + hlen:24 + hlen + plen]
-    assert len(data) == 28 + hlen + plen
-    return version, flags, header, zlib.decompress(payload) if flags & 1 else payload
-
-
 def pack(header: dict, payload: bytes, version: int = 4, flags: int = 0) -> bytes:
-    h = json.dumps(header, sort_keys=True, separators=(",", ":")).encode()
-    body = struct.pack("<8sHHI", MAGIC, version, flags, len(h)) + h + struct.pack("<Q", len(payload)) + payload
-    return body + struct.pack("<I", zlib.crc32(body))
+    return test_io_compact.pack(header, payload, version, flags)
 
 
 def bits(a: np.ndarray) -> np.ndarray:

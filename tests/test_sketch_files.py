@@ -104,5 +104,9 @@ def test_cli_merge_writes_the_requested_format_version(tmp_path) -> None:
     old = (tmp_path / "old.sketch").read_bytes()
     assert old[8:10] == (1).to_bytes(2, "little")
     assert streameval.load(tmp_path / "old.sketch") == streameval.load(one)
+    r = CliRunner().invoke(app, ["merge", str(one), "-o", str(tmp_path / "new.sketch"), "--format-version", "4"])
+    assert r.exit_code == 0, r.output
+    assert (tmp_path / "new.sketch").read_bytes()[8:10] == (4).to_bytes(2, "little")
+    assert streameval.load(tmp_path / "new.sketch") == streameval.load(one)
     r = CliRunner().invoke(app, ["merge", str(one), "-o", str(tmp_path / "x.sketch"), "--format-version", "2"])
-    assert r.exit_code != 0 and "3 or 1" in r.output
+    assert r.exit_code != 0 and "3, 4 or 1" in r.output

@@ -213,6 +213,20 @@ def _cell_ok(w, lo, hi, sm, single, rel_tol):  # type: ignore[no-untyped-def]
 
 
 @nb.njit(inline="always", nogil=True)
+def range_terms(lo, hi, c):  # type: ignore[no-untyped-def]
+    """The extreme per-row terms of a cell of class ``c`` whose scores span ``[lo, hi]`` (reaching
+    into [0, 1]): ``(smallest Brier term, largest, x of the smallest log-loss term -log x, x of
+    the largest)``, scores clipped to [0, 1] and, for the logs, to [eps, 1 - eps]
+    (``io_checks._probability_bounds``)."""
+    eps = LOG_LOSS_EPS
+    a, b = min(max(lo, 0.0), 1.0), min(max(hi, 0.0), 1.0)
+    ca, cb = min(max(a, eps), 1.0 - eps), min(max(b, eps), 1.0 - eps)
+    if c == 0:  # Brier s**2, log loss -log(1 - s): both increase with s
+        return a * a, b * b, 1.0 - ca, 1.0 - cb
+    return (1.0 - b) ** 2, (1.0 - a) ** 2, cb, ca  # (1 - s)**2 and -log(s): both decrease with s
+
+
+@nb.njit(inline="always", nogil=True)
 def _ends_in_bins(got, end_key, e):  # type: ignore[no-untyped-def]
     for i in range(e):
         if got[i] != end_key[i]:
@@ -403,14 +417,7 @@ def _decode(buf, k, n_bins, kind, f0, f1, f2, i0, i1, i2, cuts, rel_tol, keys, v
                         l_hi += a
                         ms = 0
                 else:
-                    a, b = min(max(lo, 0.0), 1.0), min(max(hi, 0.0), 1.0)
-                    ca, cb = min(max(a, eps), 1.0 - eps), min(max(b, eps), 1.0 - eps)
-                    if c == 0:  # Brier s**2, log loss -log(1 - s): both increase with s
-                        bl, bh = a * a, b * b
-                        x_lo[m], x_hi[m] = 1.0 - ca, 1.0 - cb
-                    else:  # (1 - s)**2 and -log(s): both decrease with s
-                        bl, bh = (1.0 - b) ** 2, (1.0 - a) ** 2
-                        x_lo[m], x_hi[m] = cb, ca
+                    bl, bh, x_lo[m], x_hi[m] = range_terms(lo, hi, c)
                     w_lo[m] = w if inside else 0.0
                     w_hi[m] = w
                     m += 1

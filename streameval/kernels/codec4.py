@@ -50,6 +50,7 @@ from .codec import (
     S_W_TOUCH,
     _cell_ok,
     _log_sum,
+    range_terms,
 )
 from .intrinsics import bits_f32, bits_f64, load_le32, load_le64, prefetch
 
@@ -134,10 +135,7 @@ def decode4(buf, k, n_bins, kind, f0, f1, f2, i0, i1, i2, cuts, rel_tol, keys, v
     nw = (n_bins + 63) >> 6
     use_bitmap = nw <= bitmap_per_cell * total + 64
     seen = np.zeros((2, nw if use_bitmap else 0), dtype=np.uint64)
-    if use_bitmap:
-        status, li, i, at, distinct = _structure_bitmap(buf, m, starts, n_bins, seen)
-    else:
-        status, li, i, at, distinct = _structure_sorted(buf, m, starts, n_bins)
+    status, li, i, at, distinct = _structure(buf, m, starts, n_bins, seen, use_bitmap)
     if status != OK:
         return status, li, i, at
     if distinct != k:
@@ -182,36 +180,15 @@ def decode4(buf, k, n_bins, kind, f0, f1, f2, i0, i1, i2, cuts, rel_tol, keys, v
 
 
 @nb.njit(nogil=True, boundscheck=False)
-def _structure_bitmap(buf, m, starts, n_bins, seen):  # type: ignore[no-untyped-def]
-    """Keys increasing inside each list and the grid, distinct within a class (``seen``: a zeroed
-    bitmap per class): ``(status, list, cell, byte, distinct bins)``."""
-    for li in range(N_LISTS):
-        c = li // 3
-        pos = starts[li]
-        prev = np.int64(-1)
-        for i in range(m[li]):
-            key = _u32(buf, pos + 4 * i)
-            if key <= prev:
-                return KEY_NOT_INCREASING, li, i, pos + 4 * i, 0
-            if key >= n_bins:
-                return KEY_OUTSIDE_GRID, li, i, pos + 4 * i, 0
-            prev = key
-            word = key >> 6
-            bit = np.uint64(1) << np.uint64(key & 63)
-            if seen[c, word] & bit:
-                return DUPLICATE_CELL, li, i, pos + 4 * i, 0
-            seen[c, word] |= bit
-    distinct = 0
-    for w in range(seen.shape[1]):
-        distinct += _popcount(seen[0, w] | seen[1, w])
-    return OK, -1, -1, 0, distinct
+def _structure(buf, m, starts, n_bins, seen, use_bitmap):  # type: ignore[no-untyped-def]
+    """Keys increasing inside each list and the grid, distinct within a class:
+    ``(status, list, cell, byte, distinct bins)``.
 
-
-@nb.njit(nogil=True, boundscheck=False)
-def _structure_sorted(buf, m, starts, n_bins):  # type: ignore[no-untyped-def]
-    """As :func:`_structure_bitmap`, without a bitmap: each key is looked for in the class's
-    earlier lists (and a positive cell's in the negative lists, to count shared bins) by pointers
-    that only move forward, since every list is increasing once checked."""
+    With ``use_bitmap``, ``seen`` (zeroed, a bitmap of the grid per class) records the keys; else
+    each key is looked for in the class's earlier lists (a positive cell's also in the negative
+    lists, to count the bins both classes share) by pointers that only move forward, since every
+    list is increasing once checked. Both find the same first problem.
+    """
     ptr = np.zeros(N_LISTS, dtype=np.int64)
     shared = 0
     for li in range(N_LISTS):
@@ -226,6 +203,13 @@ def _structure_sorted(buf, m, starts, n_bins):  # type: ignore[no-untyped-def]
             if key >= n_bins:
                 return KEY_OUTSIDE_GRID, li, i, pos + 4 * i, 0
             prev = key
+            if use_bitmap:
+                word = key >> 6
+                bit = np.uint64(1) << np.uint64(key & 63)
+                if seen[c, word] & bit:
+                    return DUPLICATE_CELL, li, i, pos + 4 * i, 0
+                seen[c, word] |= bit
+                continue
             for e in range(li):  # the class's earlier lists; a class-1 key also against class 0
                 while ptr[e] < m[e] and _u32(buf, starts[e] + 4 * ptr[e]) < key:
                     ptr[e] += 1
@@ -233,10 +217,15 @@ def _structure_sorted(buf, m, starts, n_bins):  # type: ignore[no-untyped-def]
                     if e // 3 == c:
                         return DUPLICATE_CELL, li, i, pos + 4 * i, 0
                     shared += 1
-    total = 0
-    for li in range(N_LISTS):
-        total += m[li]
-    return OK, -1, -1, 0, total - shared
+    distinct = 0
+    if use_bitmap:
+        for w in range(seen.shape[1]):
+            distinct += _popcount(seen[0, w] | seen[1, w])
+    else:
+        for li in range(N_LISTS):
+            distinct += m[li]
+        distinct -= shared
+    return OK, -1, -1, 0, distinct
 
 
 @nb.njit(inline="always", nogil=True)
@@ -314,7 +303,6 @@ def _gen_values(buf, start, mg, c, kind, f0, f1, f2, i0, i1, i2, cuts, rel_tol, 
     """Checks and sums of one GEN list (as version 3's cells that are not single); False if a
     cell fails."""
     wb = start + 4 * mg
-    eps = LOG_LOSS_EPS
     x_lo, x_hi, w_lo, w_hi = scratch[0], scratch[1], scratch[2], scratch[3]
     ends = scratch[4]
     ends2 = scratch[5]
@@ -343,14 +331,7 @@ def _gen_values(buf, start, mg, c, kind, f0, f1, f2, i0, i1, i2, cuts, rel_tol, 
                 inside = lo >= 0.0 and hi <= 1.0
                 if inside:
                     w_in += w
-                a, bb = min(max(lo, 0.0), 1.0), min(max(hi, 0.0), 1.0)
-                ca, cb = min(max(a, eps), 1.0 - eps), min(max(bb, eps), 1.0 - eps)
-                if c == 0:  # Brier s**2, log loss -log(1 - s): both increase with s
-                    bl, bh = a * a, bb * bb
-                    x_lo[q], x_hi[q] = 1.0 - ca, 1.0 - cb
-                else:  # (1 - s)**2 and -log(s): both decrease with s
-                    bl, bh = (1.0 - bb) ** 2, (1.0 - a) ** 2
-                    x_lo[q], x_hi[q] = cb, ca
+                bl, bh, x_lo[q], x_hi[q] = range_terms(lo, hi, c)
                 w_lo[q] = w if inside else 0.0
                 w_hi[q] = w
                 q += 1

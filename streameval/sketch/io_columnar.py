@@ -103,26 +103,9 @@ def _run(buf: np.ndarray, k: int, grid: Grid, source: str | None, keys: np.ndarr
 def decode_columnar(
     stored: bytes | memoryview, k: int, grid: Grid, compressed: bool, source: str | None
 ) -> tuple[np.ndarray, np.ndarray, BinSummary]:
-    """Decode and check ``k`` bins of a columnar payload.
-
-    Parameters
-    ----------
-    stored : bytes or memoryview
-        The payload as stored (zlib stream if ``compressed``).
-    k : int
-        The header's ``n_bins``.
-    grid : Grid
-        The sketch's grid.
-    compressed : bool
-        Flag bit 0.
-    source : str, optional
-        File name for messages.
-
-    Returns
-    -------
-    keys : ndarray of int64, shape (k,)
-    values : ndarray of float64, shape (k, 2, 4)
-    summary : BinSummary
+    """Decode and check ``k`` bins of a columnar payload: as
+    :func:`streameval.sketch.io_compact.decode_compact` (the same parameters, returns and
+    errors), for the layout of ``docs/sketch-format.md`` §4.2.
 
     Raises
     ------
