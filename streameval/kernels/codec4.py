@@ -245,6 +245,19 @@ def _unit_score(buf, base, i, f32):  # type: ignore[no-untyped-def]
     return bits_f64(load_le64(buf, base + 8 * i))
 
 
+@nb.njit(inline="always", nogil=True)
+def _add_sums(acc, cnt, c, sums, cells, outside, frac):  # type: ignore[no-untyped-def]
+    """Add one list's sums ``(class weight, w_in, w_touch, Brier low, high, log-loss low, high,
+    weight with logs)`` and counts into ``acc`` and ``cnt`` (:func:`decode4`'s slots)."""
+    acc[0 if c == 0 else 1] += sums[0]
+    for i in range(1, 8):
+        acc[i + 1] += sums[i]
+    cnt[0] += cells
+    cnt[1] += outside
+    if frac:
+        cnt[2] = 1
+
+
 @nb.njit(nogil=True, boundscheck=False, error_model="numpy")
 def _unit_values(buf, start, mu, f32, c, kind, f0, f1, f2, i0, i1, i2, cuts, acc, cnt, scratch, got, want):  # type: ignore[no-untyped-def]
     """Checks and sums of one unit list (weight 1, one score per cell); False if a cell fails."""
@@ -282,19 +295,8 @@ def _unit_values(buf, start, mu, f32, c, kind, f0, f1, f2, i0, i1, i2, cuts, acc
             ls[i] = x if inside else 1.0
             outside += 0 if inside else 1
         lsum += _log_sum(ls[:e], ones[:e])
-    if c == 0:
-        acc[0] += t
-    else:
-        acc[1] += t
-    acc[2] += w_in
-    acc[3] += w_in  # a single score reaches into [0, 1] only from inside it
-    acc[4] += b
-    acc[5] += b
-    acc[6] += lsum
-    acc[7] += lsum
-    acc[8] += w_in
-    cnt[0] += mu
-    cnt[1] += outside
+    # a single score reaches into [0, 1] only from inside it: touching weight = inside weight
+    _add_sums(acc, cnt, c, (t, w_in, w_in, b, b, lsum, lsum, w_in), mu, outside, False)
     return True
 
 
@@ -348,21 +350,7 @@ def _gen_values(buf, start, mg, c, kind, f0, f1, f2, i0, i1, i2, cuts, rel_tol, 
                 return False
         l_lo += _log_sum(x_lo[:q], w_lo[:q])
         l_hi += _log_sum(x_hi[:q], w_hi[:q])
-    if c == 0:
-        acc[0] += t
-    else:
-        acc[1] += t
-    acc[2] += w_in
-    acc[3] += w_touch
-    acc[4] += b_lo
-    acc[5] += b_hi
-    acc[6] += l_lo
-    acc[7] += l_hi
-    acc[8] += w_logs
-    cnt[0] += mg
-    cnt[1] += outside
-    if frac:
-        cnt[2] = 1
+    _add_sums(acc, cnt, c, (t, w_in, w_touch, b_lo, b_hi, l_lo, l_hi, w_logs), mg, outside, frac)
     return True
 
 
