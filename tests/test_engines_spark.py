@@ -39,6 +39,7 @@ def test_equal_to_local_for_any_partitioning(spark, partitions):
     assert r.confusion[0]["tp"] == local.confusion[0]["tp"]
 
 
+@pytest.mark.slow  # the default suite keeps the one-partition equalities (time: README)
 def test_expressions_weights_string_labels_one_class_and_empty_partitions(spark):
     df = frame(seed=1).sort_values("y")
     sdf = spark.createDataFrame(df).coalesce(1).repartitionByRange(9, "y")  # single-class partitions
@@ -102,6 +103,7 @@ def test_slices_and_windows_equal_local_for_any_partitioning(spark, partitions):
         assert again.rows == r.rows
 
 
+@pytest.mark.slow  # the default suite keeps the one-partition equalities (time: README)
 def test_slices_by_expressions_weights_string_labels_one_class_and_empty_partitions(spark):
     df = sliced_frame(seed=3).sort_values("y")
     sdf = spark.createDataFrame(df).coalesce(1).repartitionByRange(9, "y")  # single-class partitions

@@ -173,6 +173,7 @@ def test_the_choice_of_path_follows_the_cells_per_row(monkeypatch):
         grouped_sort.RowBuffer(0)
 
 
+@pytest.mark.slow  # a child process under a small address-space limit
 def test_a_limited_address_space_gets_a_smaller_buffer(tmp_path):
     """Where the buffer's address space cannot be reserved (a strict limit), the set takes a
     smaller buffer and gives the same cells (checked in a child process with RLIMIT_AS)."""

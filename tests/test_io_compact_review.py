@@ -397,9 +397,20 @@ def mutated_sketches(draw):  # type: ignore[no-untyped-def]
     return header, keys, values
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(mutated_sketches())
 def test_mutated_bins_and_counters_get_the_same_verdict_in_both_layouts(case):
+    _same_verdict_in_every_layout(case)
+
+
+@pytest.mark.slow
+@settings(max_examples=1500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(mutated_sketches())
+def test_many_mutated_bins_and_counters_get_the_same_verdict_in_every_layout(case):
+    _same_verdict_in_every_layout(case)
+
+
+def _same_verdict_in_every_layout(case: tuple) -> None:
     header, keys, values = case
     v1 = verdict(pack(header, v1_payload(keys, values), version=1))
     for general in (False, True):
@@ -481,9 +492,20 @@ def mutated_columnar_payloads(draw):  # type: ignore[no-untyped-def]
     return header, bytes(payload), sk.grid.n_bins
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(mutated_columnar_payloads())
 def test_mutated_columnar_payloads_get_the_version_1_verdict_on_both_paths(case):
+    _columnar_verdict(case)
+
+
+@pytest.mark.slow
+@settings(max_examples=3000, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(mutated_columnar_payloads())
+def test_many_mutated_columnar_payloads_get_the_version_1_verdict_on_both_paths(case):
+    _columnar_verdict(case)
+
+
+def _columnar_verdict(case: tuple) -> None:
     """Any version-4 payload: accepted exactly when the strict reading of §4.2 finds its structure
     valid and the same bins as version 1 are accepted; load and fold say the same thing."""
     header, payload, grid_size = case
