@@ -89,7 +89,7 @@ def test_cli_engine_spark_equals_local(spark, tmp_path):
 SLICED = dict(score="p", label="late", by=["country", "tier"], time="ts", window="1d")
 
 
-@pytest.mark.parametrize("partitions", [1, pytest.param(7, marks=pytest.mark.slow), pytest.param(200, marks=pytest.mark.slow)])  # 7, 200: the slow suite
+@pytest.mark.parametrize("partitions", [pytest.param(n, marks=pytest.mark.slow) for n in (1, 7, 200)])  # the slow suite
 def test_slices_and_windows_equal_local_for_any_partitioning(spark, partitions):
     df = sliced_frame()
     local = streameval.evaluate(df, **SLICED)

@@ -399,7 +399,7 @@ def test_fuzzed_bins_and_headers_get_the_version_1_verdict_on_both_paths():
     seen = {True: 0, False: 0}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        for i in range(1500):
+        for i in range(600):
             _, flags, h, d, v = test_fuzz._split(bases[i % len(bases)])
             raw_header, extra = None, b""
             for _ in range(int(rng.integers(1, 4))):
@@ -442,7 +442,7 @@ def test_fuzzed_bins_and_headers_get_the_version_1_verdict_on_both_paths():
                     test_fuzz.check_metrics(got)
                 except streameval.errors.StreamevalError:
                     pass  # a metric undefined for this sketch, documented as such
-    assert seen[True] > 50 and seen[False] > 500, seen
+    assert seen[True] > 20 and seen[False] > 200, seen
 
 
 @pytest.mark.parametrize("grid", [LinearGrid(0.0, 1.0, 1), FloatGrid(0, 0, 1)], ids=["linear-3-bins", "float-2-bins"])

@@ -202,7 +202,7 @@ def datasets(draw):
 
 
 @given(datasets())
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 def test_property_sklearn_inside_interval(data):
     _check_sklearn_inside_interval(data)
 
