@@ -19,7 +19,7 @@ import numpy.typing as npt
 
 from .errors import InputError, InputTypeError
 
-__all__ = ["LabelEncoder", "as_1d_array", "clean_scores", "clean_weights"]
+__all__ = ["LabelEncoder", "as_1d_array", "clean_scores", "clean_weights", "merge_labels", "plain_value"]
 
 
 def _is_from(obj: Any, module: str) -> bool:
@@ -322,6 +322,39 @@ class LabelEncoder:
                 f"{row_offset + at} uses {value!r}; labels must take the same two values throughout"
             )
 
+
+
+def merge_labels(into: LabelEncoder, other: LabelEncoder) -> None:
+    """Combine label codings as ``update`` would: the same positive class, one negative value.
+
+    Raises
+    ------
+    InputError
+        The positive classes differ, or the two codings hold three label values together.
+    """
+    # Under the default coding the positive class is 1 (== True); 0, -1 and False are negatives.
+    mine = 1 if into.pos_label is None else into.pos_label
+    theirs = 1 if other.pos_label is None else other.pos_label
+    if mine != theirs:
+        raise InputError(
+            f"cannot merge sketches whose positive classes differ ({mine!r} and {theirs!r}); the "
+            "positive class would mean different things"
+        )
+    if into.pos_label is None:
+        into.pos_label = other.pos_label
+    a, b = into.neg_label, other.neg_label
+    if a is None or isinstance(a, bool):
+        into.neg_label = b if b is not None else a
+    elif b is not None and not isinstance(b, bool) and a != b and into.pos_label is not None:
+        raise InputError(
+            f"cannot merge sketches with different negative labels {a!r} and {b!r}: together they "
+            "hold three label values"
+        )
+
+
+def plain_value(value: Any) -> Any:
+    """NumPy scalars as Python values, so labels compare, print and serialize plainly."""
+    return value.item() if isinstance(value, np.generic) else value
 
 def _is_null(v: Any) -> bool:
     # None (Arrow, Polars), NaN (pandas' "str" dtype stores missing text as NaN), pd.NA / NaT.

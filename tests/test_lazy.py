@@ -28,3 +28,17 @@ def test_every_public_name_loads_from_its_module(package):
     from_import = {}
     exec(f"from {package} import {', '.join(pkg.__all__)}", from_import)  # what `from ... import` sees
     assert all(from_import[n] is getattr(pkg, n) for n in pkg.__all__)
+
+
+def test_a_lazy_module_reads_the_real_modules_attributes_once():
+    import types
+
+    from streameval.lazy import lazy_module
+
+    stand_in = lazy_module("streameval.kernels.fields")
+    assert isinstance(stand_in, types.ModuleType) and "W" not in vars(stand_in)
+    from streameval.kernels import fields
+
+    assert stand_in.MAX is fields.MAX and vars(stand_in)["MAX"] is fields.MAX
+    with pytest.raises(AttributeError):
+        stand_in.no_such_name  # noqa: B018

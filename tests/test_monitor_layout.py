@@ -79,8 +79,8 @@ def test_cells_without_their_group_row_are_an_error_naming_them(tmp_path):
 
 def test_monitor_report_imports_neither_pydantic_nor_the_modules_it_does_not_use(tmp_path):
     """`streameval monitor report` (option parsing, store read, table, CSV) in a fresh process: no
-    pydantic (typer's validators), pandas, statistics, single-sketch or multiclass reports; and the
-    CSV it writes is the one the library gives."""
+    pydantic (typer's validators), pandas, Numba (no kernel runs: ~0.3 s of imports), statistics,
+    single-sketch or multiclass reports; and the CSV it writes is the one the library gives."""
     import pandas as pd
 
     from streameval.monitor import Store
@@ -101,9 +101,20 @@ def test_monitor_report_imports_neither_pydantic_nor_the_modules_it_does_not_use
         f"'-o', {str(out)!r}]\n"
         "try:\n    main()\nexcept SystemExit as exc:\n    assert exc.code in (0, None), exc.code\n"
     )
-    unwanted = ["pydantic", "pandas", "streameval.stats", "streameval.report.binary", "streameval.report.multiclass",
+    unwanted = ["pydantic", "pandas", "numba", "streameval.kernels.binary", "streameval.stats", "streameval.report.binary", "streameval.report.multiclass",
                 "streameval.sketch.multiclass", "streameval.metrics.functional"]
     assert imported_by(code, unwanted) == []
     with Store(store, read_only=True) as st:
         expected = SliceTable.from_sketchset(st.sketchset(), thresholds=[0.3, 0.5]).to_csv()
     assert out.read_text() == expected and expected.count("\n") == 3 * 3 + 1
+
+
+def test_the_cell_layout_constants_are_the_kernels_and_numpys():
+    """The Numba-free field constants (read by the store and the tables) are the kernels' own, and
+    the log-loss clip is NumPy's float64 epsilon, as scikit-learn's."""
+    from streameval.kernels import binary, fields
+
+    assert (fields.W, fields.MIN, fields.MAX, fields.SUM, fields.N_FIELDS) == (binary.W, binary.MIN, binary.MAX,
+                                                                               binary.SUM, binary.N_FIELDS) == (0, 1, 2, 3, 4)
+    assert fields.LOG_LOSS_EPS == binary.LOG_LOSS_EPS == float(np.finfo(np.float64).eps)
+

@@ -35,10 +35,14 @@ import numpy as np
 
 from ..grid import KIND_LINEAR, KIND_PROBABILITY
 from .cache import ENABLED as CACHE
+from .fields import LOG_LOSS_EPS as LOG_LOSS_EPS  # the cell layout, re-exported
+from .fields import MAX as MAX
+from .fields import MIN as MIN
+from .fields import N_FIELDS as N_FIELDS
+from .fields import SUM as SUM
+from .fields import W as W
 from .intrinsics import bits_f64, f64_bits, log_pos, prefetch
 
-W, MIN, MAX, SUM = 0, 1, 2, 3
-N_FIELDS = 4
 BLOCK = 4096
 PREFETCH_DISTANCE = 16
 LANES = 16  # running products of the log loss (unweighted rows)
@@ -47,8 +51,6 @@ _MANTISSA = 0x000FFFFFFFFFFFFF
 _ONE = 0x3FF0000000000000
 _LN2 = math.log(2.0)
 
-# Probabilities are clipped to [EPS, 1 - EPS] for the log loss, as scikit-learn does for float64.
-LOG_LOSS_EPS = float(np.finfo(np.float64).eps)
 
 
 @nb.njit(inline="always", nogil=True, error_model="numpy")

@@ -19,11 +19,9 @@ from __future__ import annotations
 import math
 import warnings
 
-import numba as nb
 import numpy as np
 
 from ..errors import UndefinedMetricWarning
-from ..kernels.cache import ENABLED as CACHE
 from .estimate import NAN, Estimate
 from .table import BinTable, FloatArray
 
@@ -71,29 +69,15 @@ def _full_area(t: BinTable, kind: np.ndarray) -> float:
     return float(np.sum(t.neg * (t.tp_before + h))) / pairs
 
 
-@nb.njit(nogil=True, cache=CACHE)
-def _pair_terms(pos, neg, tp, lower, upper):  # type: ignore[no-untyped-def]
-    """:func:`_full_area`'s per-bin terms ``neg_b * (tp_before_b + h_b)`` for the ``lower`` and
-    the ``upper`` path kinds, in one pass (the same operations per element, so the same terms)."""
-    k = pos.shape[0]
-    lo = np.empty(k)
-    hi = np.empty(k)
-    for i in range(k):
-        p, n = pos[i], neg[i]
-        before = tp[i] - p
-        kl, ku = lower[i], upper[i]
-        lo[i] = n * (before + (p if kl == 2 else (0.0 if kl == 0 else 0.5 * p)))
-        hi[i] = n * (before + (p if ku == 2 else (0.0 if ku == 0 else 0.5 * p)))
-    return lo, hi
-
-
 def _full_areas(t: BinTable) -> tuple[float, float]:
     """``(_full_area(t, lower path), _full_area(t, upper path))``, bit for bit, with the pair-count
     terms of both paths from one compiled pass (3-4x faster than the NumPy form at 40,000 bins)."""
     pairs = t.P * t.N
     if not (0.0 < pairs < _EXACT_SUM):
         return _path_area(t, t.lower_path(), 1.0), _path_area(t, t.upper_path(), 1.0)
-    lo, hi = _pair_terms(t.pos, t.neg, t.tp, t.lower_path(), t.upper_path())
+    from ..kernels.auc import pair_terms  # compiled: imports Numba on first use
+
+    lo, hi = pair_terms(t.pos, t.neg, t.tp, t.lower_path(), t.upper_path())
     return float(np.sum(lo)) / pairs, float(np.sum(hi)) / pairs
 
 

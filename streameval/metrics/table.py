@@ -15,7 +15,7 @@ from functools import cached_property
 import numpy as np
 import numpy.typing as npt
 
-from ..kernels.binary import MAX, MIN, SUM, W
+from ..kernels.fields import MAX, MIN, SUM, W
 
 FloatArray = npt.NDArray[np.float64]
 

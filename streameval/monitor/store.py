@@ -33,10 +33,10 @@ from dataclasses import dataclass
 from typing import Any, Iterable, Sequence
 
 from ..errors import InputError, StreamevalError, UsageError
-from ..grid import grid_from_spec, parse_grid
+from ..grid import DEFAULT_GRID, grid_from_spec, parse_grid
 from ..inputs import LabelEncoder
-from ..sketch.binary import BinarySketch, _plain
-from ..sketch.binary_merge import merge_labels as _merge_labels
+from ..inputs import merge_labels as _merge_labels
+from ..inputs import plain_value as _plain
 from ..sketch.sketchset import DEFAULT_MAX_GROUPS, SketchSet
 from ..windows import parse_window, window_starts
 from .layout import CELLS_DDL, GROUPS_DDL, insert_tables, read_sketchset
@@ -207,7 +207,7 @@ class Store:
         job = self.job
         windowed = job.get("window") is not None
         names = (["window"] if windowed else []) + list(job.get("by") or [])
-        grid = grid_from_spec(job["grid"]) if job.get("grid") else BinarySketch().grid
+        grid = grid_from_spec(job["grid"]) if job.get("grid") else DEFAULT_GRID
         return names, grid, windowed
 
     def files(self) -> list[dict[str, Any]]:
@@ -224,7 +224,7 @@ class Store:
             job = {k: given.get(k) for k in _JOB_KEYS}
             job["by"] = list(job["by"] or [])
             grid = job["grid"]
-            job["grid"] = (parse_grid(grid) if isinstance(grid, str) else grid or BinarySketch().grid).spec()
+            job["grid"] = (parse_grid(grid) if isinstance(grid, str) else grid or DEFAULT_GRID).spec()
             if job["window"] is not None:
                 job["window"] = str(parse_window(job["window"]))
             if (job["time"] is None) != (job["window"] is None):

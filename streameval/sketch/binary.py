@@ -23,6 +23,7 @@ import numpy.typing as npt
 from ..errors import IncompatibleGridError, InputError, InputTypeError, SketchFormatError
 from ..grid import DEFAULT_GRID, Grid, coarsening_map
 from ..inputs import LabelEncoder, as_1d_array, clean_scores, clean_weights
+from ..inputs import plain_value as _plain
 from ..kernels import binary as kernels
 from ..metrics.table import BinTable
 from . import io, provenance
@@ -552,11 +553,6 @@ def _executor() -> ThreadPoolExecutor:
     if _EXECUTOR is None:
         _EXECUTOR = ThreadPoolExecutor(max_workers=max(2, cpu_count()), thread_name_prefix="streameval-bin")
     return _EXECUTOR
-
-
-def _plain(value: Any) -> Any:
-    """NumPy scalars as Python values, so labels compare, print and serialize plainly."""
-    return value.item() if isinstance(value, np.generic) else value
 
 
 def load(path: str | os.PathLike[str]) -> BinarySketch | MulticlassSketch:

@@ -16,7 +16,7 @@ import numpy as np
 
 from ..errors import IncompatibleGridError, InputError, InputTypeError
 from ..grid import coarsening_map
-from ..inputs import LabelEncoder
+from ..inputs import LabelEncoder, merge_labels
 from ..kernels import binary as kernels
 from ..kernels.binary import W
 from . import io, provenance
@@ -119,13 +119,35 @@ class Merger:
         if s.replicates is not None:
             both = [s.replicates] if self.replicates is None else [self.replicates, s.replicates]
             self.replicates = Replicates.merged(both, [key_map] if self.replicates is None else [None, key_map])
-        self.plain = self.plain or (s.replicates is None and s.n_rows > 0)
+        self._add_counters(s.counters, s.replicates is None)
+
+    def add_folded(self, labels: LabelEncoder, counters: dict[str, Any], totals: tuple[float, float]) -> None:
+        """:meth:`add` of a sketch without replicates or provenance whose bins are already in
+        :attr:`dense` (``folded``), given only its label coding and its counters (as
+        ``io_header._counters`` returns them, with the squared weights when recorded).
+
+        Raises
+        ------
+        InputError
+            As :meth:`add`: label codings that clash, or rows after a sketch with replicates.
+        """
+        merge_labels(self.labels, labels)
+        if counters["weighted"]:
+            part = (counters["weight_sq_neg"], counters["weight_sq_pos"]) if "weight_sq_pos" in counters else None
+        else:
+            part = totals  # unit weights: w**2 = w
+        self.squares = merged_weight_sq([self.squares, part]) if self.n_added else part
+        self.n_added += 1
+        self._add_counters(counters, True)
+
+    def _add_counters(self, counters: dict[str, Any], plain: bool) -> None:
+        self.plain = self.plain or (plain and counters["n_rows"] > 0)
         if self.plain and self.replicates is not None:
             raise InputError(MIXED_REPLICATES)
         c = self.counters
         for name in (*INT_COUNTERS, *FLOAT_COUNTERS):
-            c[name] += s.counters[name]
-        c["weighted"] = bool(c["weighted"] or s.counters["weighted"])
+            c[name] += counters[name]
+        c["weighted"] = bool(c["weighted"] or counters["weighted"])
 
     def _to_grid(self, s: "BinarySketch", keys: np.ndarray) -> Any:
         """The map of ``s``'s keys onto the running grid (None when the grids are equal); when
@@ -222,24 +244,3 @@ MIXED_REPLICATES = (
     "rows; build every shard with the same bootstrap= and seed="
 )
 
-
-def merge_labels(into: LabelEncoder, other: LabelEncoder) -> None:
-    """Combine label codings as ``update`` would: the same positive class, one negative value."""
-    # Under the default coding the positive class is 1 (== True); 0, -1 and False are negatives.
-    mine = 1 if into.pos_label is None else into.pos_label
-    theirs = 1 if other.pos_label is None else other.pos_label
-    if mine != theirs:
-        raise InputError(
-            f"cannot merge sketches whose positive classes differ ({mine!r} and {theirs!r}); the "
-            "positive class would mean different things"
-        )
-    if into.pos_label is None:
-        into.pos_label = other.pos_label
-    a, b = into.neg_label, other.neg_label
-    if a is None or isinstance(a, bool):
-        into.neg_label = b if b is not None else a
-    elif b is not None and not isinstance(b, bool) and a != b and into.pos_label is not None:
-        raise InputError(
-            f"cannot merge sketches with different negative labels {a!r} and {b!r}: together they "
-            "hold three label values"
-        )

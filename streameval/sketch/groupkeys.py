@@ -18,8 +18,8 @@ import numpy as np
 import numpy.typing as npt
 
 from ..errors import InputError, InputTypeError
+from ..inputs import plain_value as _plain
 from ..kernels.grouped import add_lookup, add_scaled, first_rows, first_rows_from, min_max
-from .binary import _plain
 
 __all__ = ["KeyEncoder"]
 

@@ -20,20 +20,29 @@ drift and estimated performance are available before the labels, and exact metri
 
 from __future__ import annotations
 
-from typing import Any, Callable, Iterator, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Iterator, Mapping, Sequence
 
 import numpy as np
 
 from ..errors import IncompatibleGridError, InputError, InputTypeError, UsageError
 from ..grid import DEFAULT_GRID, Grid
 from ..inputs import LabelEncoder, as_1d_array, clean_scores, clean_weights, null_labels
-from ..kernels import binary as kernels
-from ..kernels import grouped, grouped_sort, pairsort
-from .binary import BinarySketch, _plain
-from .binary_merge import merge_labels as _merge_labels
+from ..inputs import merge_labels as _merge_labels
+from ..inputs import plain_value as _plain
+from ..lazy import lazy_module
 from .cells import decode_cells, encode_cells
 from .cells import reduce_cells as _reduce
-from .groupkeys import KeyEncoder
+
+if TYPE_CHECKING:
+    from ..kernels import binary as kernels
+    from ..kernels import grouped, grouped_sort, pairsort
+    from .binary import BinarySketch
+    from .groupkeys import KeyEncoder
+else:  # compiled kernels load on first use: a set read from a store and reported needs none
+    kernels = lazy_module("streameval.kernels.binary")
+    grouped = lazy_module("streameval.kernels.grouped")
+    grouped_sort = lazy_module("streameval.kernels.grouped_sort")
+    pairsort = lazy_module("streameval.kernels.pairsort")
 
 __all__ = ["SketchSet", "DEFAULT_MAX_GROUPS", "UNLABELLED"]
 
@@ -100,10 +109,11 @@ class SketchSet:
         self._one: tuple[np.ndarray, np.ndarray] | None = None  # one-row cells (code, score), apart from _code
         self._pending: list[tuple[np.ndarray, np.ndarray]] = []  # cells added by add_group
         self._pending_cells = 0
-        self._table = grouped.new_table()  # cells added by update, not yet sorted (see kernels.grouped)
+        # made by the first update (their modules import Numba):
+        self._table: np.ndarray | None = None  # cells added by update, not yet sorted (see kernels.grouped)
         self._used = 0
-        self._rows = grouped_sort.RowBuffer()  # or rows buffered to be sorted, when most rows are cells of their own
-        self._encoder = KeyEncoder(self.key_names, self._group, self._new_groups)
+        self._row_buffer: grouped_sort.RowBuffer | None = None  # see _rows
+        self._encoder: KeyEncoder | None = None
         # per group, one 64-byte line: the _INT counters then the _FLOAT sums (counts exact below 2**53)
         self._ctr = np.zeros((0, len(_INT) + len(_FLOAT)), dtype=np.float64)
         self.weighted = False
@@ -263,6 +273,10 @@ class SketchSet:
             cls = np.where(null, UNLABELLED, cls)
         weighted = sample_weight is not None
         w = clean_weights(as_1d_array(sample_weight, "sample_weight"), n, offset) if weighted else np.empty(0)
+        if self._encoder is None:
+            from .groupkeys import KeyEncoder
+
+            self._encoder = KeyEncoder(self.key_names, self._group, self._new_groups)
         gid = self._encoder.group_ids(keys, n)
         if (len(self._keys) + 1) * 3 * self.grid.n_bins >= grouped.MAX_CODE:
             raise InputError(f"{len(self._keys):,} groups x {self.grid.n_bins:,} bins is too many cells to index; "
@@ -274,24 +288,35 @@ class SketchSet:
         if self._rows.takes(n):
             self._rows.add(*args, narrow=s.dtype == np.float32)
         else:
-            self._table = grouped.reserve(self._table, self._used, n)
+            self._table = grouped.reserve(grouped.new_table() if self._table is None else self._table, self._used, n)
             self._table, self._used = grouped.grouped_update(self._table, self._used, *args)
         return self
 
+    @property
+    def _rows(self) -> grouped_sort.RowBuffer:
+        """Rows buffered to be sorted, when most rows are cells of their own (made on first use)."""
+        if self._row_buffer is None:
+            self._row_buffer = grouped_sort.RowBuffer()
+        return self._row_buffer
+
     def _consolidate(self) -> None:
         """Fold the cell table, the buffered rows and the pending cells into the sorted cells."""
-        rows = bool(self._rows.runs or self._rows.rows or self._rows.compact is not None)
+        buffer = self._row_buffer
+        rows = buffer is not None and bool(buffer.runs or buffer.rows or buffer.compact is not None)
         if rows and not (self._used or self._pending or self._code.shape[0] or self._one is not None):
-            self._code, self._cell, self._one = self._rows.drain()  # the common case: kept compact
+            assert buffer is not None
+            self._code, self._cell, self._one = buffer.drain()  # the common case: kept compact
             return
         if rows or self._used or self._pending:
             self._expand()
         if self._used:
+            assert self._table is not None
             code, cell = grouped.drain(self._table, self._used, 3 * self.grid.n_bins, max(len(self._keys), 1))
-            self._table, self._used = grouped.new_table(), 0
+            self._table, self._used = None, 0
             self._code, self._cell = grouped.merge_sorted(self._code, self._cell, code, cell)
         if rows:
-            code, cell, one = self._rows.drain()
+            assert buffer is not None
+            code, cell, one = buffer.drain()
             if one is not None:
                 code, cell = pairsort.expand(*one, code, cell)
             self._code, self._cell = grouped.merge_sorted(self._code, self._cell, code, cell)
@@ -366,6 +391,8 @@ class SketchSet:
         keys = np.unique(bins)
         values = kernels.empty_values(keys.shape[0])
         values[np.searchsorted(keys, bins), code % 3] = cell
+        from .binary import BinarySketch
+
         out = BinarySketch(self.grid)
         out._labels = LabelEncoder(self._labels.pos_label, self._labels.neg_label)
         out._keys, out._values = keys, values
@@ -439,6 +466,8 @@ class SketchSet:
             values[has, c, 1] = cell[has, 1]
             values[has, c, 2] = cell[has, 2]
             values[has, c, 3] = weight[has] * mean[has]
+        from .binary import BinarySketch
+
         out = BinarySketch(self.grid)
         occupied = (values[:, :, 0] > 0).any(axis=1)
         out._keys, out._values = bins[occupied], values[occupied]

@@ -9,12 +9,17 @@ time, so memory holds the compact set and one batch.
 
 from __future__ import annotations
 
-from typing import Iterator
+from typing import TYPE_CHECKING, Iterator
 
 import numpy as np
 
-from ..kernels import pairsort
+from ..lazy import lazy_module
 from .sketchset import SketchSet
+
+if TYPE_CHECKING:
+    from ..kernels import pairsort
+else:  # compiled, loaded on first use (only sets holding one-row cells apart need it)
+    pairsort = lazy_module("streameval.kernels.pairsort")
 
 __all__ = ["cell_batches"]
 
