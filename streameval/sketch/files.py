@@ -127,6 +127,8 @@ def merge_files(paths: Sequence[str | os.PathLike[str]], *, strict: bool = False
     from ..errors import UsageError
     from .binary import BinarySketch, cpu_count, load, merge
     from .binary_merge import Merger, fold_inputs
+    from .fold_files import LeanFolder
+    from .io import read_sketch_file
     from .multiclass import MulticlassSketch
     from .provenance import InputsFold
 
@@ -161,6 +163,7 @@ def merge_files(paths: Sequence[str | os.PathLike[str]], *, strict: bool = False
     # merge of every file's shell up to the first file that failed, which meets the sequential
     # merge's error first.
     indexed = list(enumerate(files))
+    folder = LeanFolder()
     failures: list[tuple[int, BaseException]] = []  # (file index, error), in any order
     heads: dict[int, Any] = {0: _head(first)}
     _strip(first)
@@ -178,13 +181,22 @@ def merge_files(paths: Sequence[str | os.PathLike[str]], *, strict: bool = False
                 if failures and min(f[0] for f in failures) < i:
                     return None  # an earlier file already failed: that error is the one reported
                 try:
-                    s, folded = _load_folding(path, merger)
+                    data = read_sketch_file(path)
+                    lean = folder.fold(data, path, merger)
+                    if lean is None:
+                        s, folded = _load_folding(path, merger, data)
                 except BaseException as exc:
                     failures.append((i, exc))
                     return None
+                current = i
+                if lean is not None:  # the common case: a shard folded without a sketch object
+                    static, counters, totals = lean
+                    heads[i] = (static.grid, static.labels, [dict(e) for e in static.inputs], static.dropped,
+                                counters["n_rows"], None)
+                    merger.add_folded(static.labels, counters, totals)
+                    continue
                 heads[i] = _head(s)
                 _strip(s)
-                current = i
                 if not isinstance(s, BinarySketch):
                     raise UsageError("cannot merge binary and multiclass sketches together")
                 merger.add(s, strict, folded)
@@ -216,15 +228,16 @@ def merge_files(paths: Sequence[str | os.PathLike[str]], *, strict: bool = False
     return out
 
 
-def _load_folding(path: str, merger: Any) -> tuple[Any, tuple[float, float] | None]:
-    """:func:`streameval.load`, with a version-3 binary sketch's bins folded into ``merger``'s
-    state as they are decoded: ``(sketch, its class totals)``, the sketch then without bins; or
-    ``(sketch, None)`` for any other file, loaded whole."""
+def _load_folding(path: str, merger: Any, data: bytes | None = None) -> tuple[Any, tuple[float, float] | None]:
+    """:func:`streameval.load` (of ``data``, the file's bytes, when given), with a version-3 or
+    version-4 binary sketch's bins folded into ``merger``'s state as they are decoded: ``(sketch,
+    its class totals)``, the sketch then without bins; or ``(sketch, None)`` for any other file,
+    loaded whole."""
     from . import io
     from .binary import BinarySketch
     from .multiclass import MulticlassSketch
 
-    parts = io.decode(io.read_sketch_file(path), path, fold_into=(merger.grid, merger.dense))
+    parts = io.decode(io.read_sketch_file(path) if data is None else data, path, fold_into=(merger.grid, merger.dense))
     if isinstance(parts, dict):
         return MulticlassSketch._from_parts(parts, path), None
     return BinarySketch._from_parts(parts, path), (parts.class_totals if parts.folded else None)

@@ -44,10 +44,11 @@ from ..errors import InputTypeError, SketchFormatError
 from ..grid import Grid
 from ..kernels.binary import N_FIELDS
 from .io_bootstrap import MAX_REPLICATE_BYTES
-from .io_checks import MAX_TOTAL_WEIGHT, NeedBins, check_cells, check_consistency, check_keys
+from .io_checks import MAX_TOTAL_WEIGHT, check_cells, check_consistency, check_keys
 from .io_checks import fail as _fail
-from .io_columnar import decode_columnar, fold_columnar, max_columnar_bytes
-from .io_compact import decode_compact, fold_compact, max_compact_bytes
+from .io_columnar import decode_columnar, max_columnar_bytes
+from .io_compact import decode_compact, max_compact_bytes
+from .io_fold import check_room, fold_checked
 from .io_header import (
     DEFAULT_MAX_GRID_BINS,
     FLOAT_COUNTERS,
@@ -275,6 +276,32 @@ def _check_prefix(prefix: bytes | memoryview, source: str | None) -> tuple[int, 
     return int(flags), int(hlen)
 
 
+def frame(view: memoryview, source: str | None) -> tuple[int, int, int, int]:
+    """Check the framing of a whole file's bytes (:func:`decode`'s first checks, in its order:
+    prefix, lengths against the caps and the size, CRC): ``(version, flags, header end, payload
+    end)``; the header is ``view[16:header end]``, the payload ``view[header end + 8:payload end]``.
+
+    Raises
+    ------
+    SketchFormatError
+        As :func:`decode`, for the framing.
+    """
+    flags, hlen = _check_prefix(view[: _PREFIX.size], source)
+    off = _PREFIX.size + hlen
+    if len(view) < off + 8 + 4:
+        raise _fail(f"truncated: {len(view)} bytes, header alone needs {off + 12}", source)
+    (plen,) = struct.unpack_from("<Q", view, off)
+    version = _version(view)
+    _check_payload_length(plen, flags, source, version)
+    end = off + 8 + plen
+    if len(view) != end + 4:
+        raise _fail(f"truncated or padded: {len(view)} bytes, the header says {end + 4}", source)
+    (crc,) = struct.unpack_from("<I", view, end)
+    if _crc32(view[:end]) != crc:
+        raise _fail("checksum mismatch: the file is corrupt", source)
+    return version, flags, off, end
+
+
 def _version(prefix: bytes | memoryview) -> int:
     return int(struct.unpack_from("<H", prefix, 8)[0])
 
@@ -499,20 +526,8 @@ def decode(
     if not isinstance(data, (bytes, bytearray, memoryview)):
         raise InputTypeError(f"sketch data must be bytes, got {type(data).__name__}")
     view = _byte_view(data)
-    flags, hlen = _check_prefix(view[: _PREFIX.size], source)
-    off = _PREFIX.size + hlen
-    if len(view) < off + 8 + 4:
-        raise _fail(f"truncated: {len(view)} bytes, header alone needs {off + 12}", source)
-    (plen,) = struct.unpack_from("<Q", view, off)
-    version = _version(view)
-    _check_payload_length(plen, flags, source, version)
-    end = off + 8 + plen
-    if len(view) != end + 4:
-        raise _fail(f"truncated or padded: {len(view)} bytes, the header says {end + 4}", source)
-    (crc,) = struct.unpack_from("<I", view, end)
-    if _crc32(view[:end]) != crc:
-        raise _fail("checksum mismatch: the file is corrupt", source)
-
+    version, flags, off, end = frame(view, source)
+    plen = end - off - 8
     header = _parse_header(view[_PREFIX.size:off], source)
     for key in ("sketch", "grid", "n_bins", "counters"):
         if key not in header:
@@ -545,17 +560,11 @@ def decode(
     stored = view[off + 8:end]
     if version in (COMPACT_VERSION, COLUMNAR_VERSION):
         columnar = version == COLUMNAR_VERSION
-        raw_cap = max_columnar_bytes(k) if columnar else max_compact_bytes(k)
-        if plen > (raw_cap + (raw_cap >> 10) + 64 if flags & FLAG_ZLIB else raw_cap):
-            raise _fail(f"payload length {plen} is more than {k} bins can take", source)
-        unpack, fold = (decode_columnar, fold_columnar) if columnar else (decode_compact, fold_compact)
+        check_room(plen, columnar, bool(flags & FLAG_ZLIB), k, source)
         if fold_into is not None and fold_into[0] == grid:
-            summary = fold(stored, k, grid, bool(flags & FLAG_ZLIB), source, fold_into[1])
-            try:
-                check_consistency(None, counters, source, summary)
-            except NeedBins:  # rare: decode the bins to name the problem or decide exactly
-                check_consistency(unpack(stored, k, grid, bool(flags & FLAG_ZLIB), source)[1], counters, source, summary)
-            return SketchParts(kind, grid, _NO_KEYS, _NO_VALUES, counters, meta, None, (summary.t0, summary.t1), True)
+            totals = fold_checked(stored, columnar, bool(flags & FLAG_ZLIB), k, grid, counters, source, fold_into[1])
+            return SketchParts(kind, grid, _NO_KEYS, _NO_VALUES, counters, meta, None, totals, True)
+        unpack = decode_columnar if columnar else decode_compact
         keys, values, summary = unpack(stored, k, grid, bool(flags & FLAG_ZLIB), source)
         check_consistency(values, counters, source, summary)
         return SketchParts(kind, grid, keys, values, counters, meta, None, (summary.t0, summary.t1))

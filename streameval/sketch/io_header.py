@@ -143,7 +143,7 @@ def _check_grid_spec(spec: Any, source: str | None, where: str = "grid") -> None
     if not isinstance(spec, dict):
         raise _fail(f"bad header field {where}: {spec!r} is not a JSON object (grid spec must be a dict)", source)
     kind = spec.get("kind")
-    if kind not in _GRID_PARAMS or (where != "grid" and kind == "cut"):
+    if not isinstance(kind, str) or kind not in _GRID_PARAMS or (where != "grid" and kind == "cut"):  # [] is unhashable
         raise _fail(f"unknown grid kind {kind!r} in header field {where}", source)
     params = _GRID_PARAMS[kind]
     given = set(spec) - {"kind"}

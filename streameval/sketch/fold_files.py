@@ -1,0 +1,152 @@
+"""The lean per-file path of :func:`streameval.sketch.files.merge_files`: a shard folded with no
+sketch object in between.
+
+A roll-up folds thousands of shards written by one job: their headers differ only in the
+counters and ``n_bins``, while the grid and the labels (and the provenance, when each shard
+records its input) take most of the header's parse and checks. :class:`LeanFolder` recognises a
+header written in the canonical form :func:`streameval.sketch.io.encode` writes (keys sorted, no
+spaces, every counter present), reads its counters and ``n_bins`` with one regular expression,
+and checks the rest (grid, labels, provenance) once per distinct text, kept in a small cache.
+The bins are then folded and checked by the same code as :func:`streameval.sketch.io.decode`
+with ``fold_into`` (:func:`streameval.sketch.io_fold.fold_checked`), and the file's labels and
+counters go straight into the running :class:`~streameval.sketch.binary_merge.Merger`.
+
+Whatever the lean path does not recognise (another layout, version or grid, whitespace, a
+missing counter, a value the checks refuse) it hands back untouched, and ``merge_files`` loads
+the file the general way: so every file gets the verdict and the message a load gives it. Only
+valid headers are cached; a header is accepted here only when the general parse would accept it
+and build the same values (the same JSON number grammar and conversions, the same field checks).
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+from typing import Any, NamedTuple
+
+from ..errors import SketchFormatError
+from ..grid import Grid
+from ..inputs import LabelEncoder
+from . import io
+from .io_fold import check_room, fold_checked
+from .io_header import _cached_grid as _grid_of
+from .io_header import _counters, _meta, _parse_header, _weight_sq, check_grid_size
+
+__all__ = ["LeanFolder", "Static"]
+
+# JSON numbers as the json module reads them: an integer (int) unless a fraction or an exponent
+# follows (float). Counters are non-negative, so no sign; integers of at most 19 digits (the
+# general parser refuses more than 24; beyond 19 the counter checks refuse them).
+_INT = rb"(0|[1-9][0-9]{0,18})"
+_NUM = rb"((?:0|[1-9][0-9]{0,18})(?:\.[0-9]+)?(?:[eE][-+]?[0-9]+)?)"
+_HEADER = re.compile(
+    rb'\{"counters":\{"brier_sum":' + _NUM + rb',"log_loss_sum":' + _NUM + rb',"n_nan":' + _INT
+    + rb',"n_outside":' + _INT + rb',"n_rows":' + _INT + rb',"n_zero_weight":' + _INT + rb',"prob_weight":' + _NUM
+    + rb',"weighted":(true|false)\},("grid":.*),"n_bins":' + _INT + rb',"sketch":"binary"'
+    + rb'(?:,"weight_sq":\[' + _NUM + rb"," + _NUM + rb"\])?\}",
+    re.DOTALL,
+)
+_FLOAT_PARTS = frozenset(b".eE")
+_NAMES = ("brier_sum", "log_loss_sum", "n_nan", "n_outside", "n_rows", "n_zero_weight", "prob_weight")
+_CACHE_SIZE = 256
+"""Distinct grid-and-meta texts kept per merge (a folder of shards of one job has one)."""
+
+
+class Static(NamedTuple):
+    """What a header's ``"grid"`` and ``"meta"`` members give, checked: the grid, the label
+    coding, the provenance entries and their dropped count."""
+
+    grid: Grid
+    labels: LabelEncoder
+    inputs: list[dict[str, Any]]
+    dropped: int
+
+
+def _number(token: bytes) -> int | float:
+    """A JSON number token as the json module reads it."""
+    return float(token) if _FLOAT_PARTS.intersection(token) else int(token)
+
+
+class LeanFolder:
+    """Folds binary shards of versions 3 and 4 into the dense states of
+    :class:`~streameval.sketch.binary_merge.Merger` objects, one file at a time; one folder serves
+    several threads (each with its own merger) and shares the cache of checked headers."""
+
+    def __init__(self) -> None:
+        self._static: dict[bytes, Static] = {}
+        self._lock = threading.Lock()
+
+    def static(self, text: bytes, source: str | None) -> Static | None:
+        """The checked grid and meta of ``text`` (``"grid":...,"meta":...``), or None when the
+        general path must decide (not exactly those two members, or a value it refuses)."""
+        got = self._static.get(text)
+        if got is not None:
+            return got
+        try:
+            both = _parse_header(b"{" + text + b"}", source)
+            if len(both) != 2 or "grid" not in both or "meta" not in both:
+                return None
+            grid = _grid_of(both["grid"], source)
+            meta = _meta(both["meta"], source)
+            from .provenance import check_inputs
+
+            inputs = check_inputs(meta.get("inputs", []), source)
+            dropped = meta.get("inputs_dropped", 0)
+            if isinstance(dropped, bool) or not isinstance(dropped, int) or not 0 <= dropped < 1 << 62:
+                return None
+            labels = LabelEncoder(meta.get("pos_label"), meta.get("neg_label"))
+        except Exception:  # noqa: BLE001 - whatever it is, the general path meets it and reports it
+            return None
+        got = Static(grid, labels, inputs, dropped)
+        with self._lock:
+            if len(self._static) < _CACHE_SIZE:
+                self._static[text] = got
+        return got
+
+    def fold(self, data: bytes, source: str, merger: Any) -> tuple[Static, dict[str, Any], tuple[float, float]] | None:
+        """Fold the bins of the file ``data`` (as :func:`streameval.sketch.io.read_sketch_file`
+        returns it) into ``merger``'s dense state, with every check a load makes, when its header
+        is one the lean path reads and its grid is the merger's; the caller then adds the rest
+        (:meth:`Merger.add_folded`).
+
+        Returns
+        -------
+        (Static, dict, (float, float)) or None
+            The file's checked grid, labels and provenance; its counters (as a load gives them);
+            its bins' negative and positive weights. None, having changed nothing: load the file.
+
+        Raises
+        ------
+        SketchFormatError
+            As :func:`streameval.load` (the framing, the bins, the counters against the bins);
+            ``merger``'s state may then hold part of the file.
+        """
+        view = memoryview(data)
+        version, flags, off, end = io.frame(view, source)
+        if version != io.COLUMNAR_VERSION and version != io.COMPACT_VERSION:
+            return None
+        match = _HEADER.fullmatch(data, 16, off)
+        if match is None:
+            return None
+        g = match.groups()
+        static = self.static(g[8], source)
+        if static is None or not (static.grid is merger.grid or static.grid == merger.grid):
+            return None
+        k = int(g[9])
+        raw: dict[str, Any] = {name: _number(token) for name, token in zip(_NAMES, g, strict=False)}
+        raw["weighted"] = g[7] == b"true"
+        try:
+            check_grid_size(static.grid, source)  # its limit may have changed since it was cached
+            if not k <= static.grid.n_bins:
+                return None
+            counters = _counters(raw, source)
+            if g[10] is not None:
+                _weight_sq([_number(g[10]), _number(g[11])], counters, source)
+        except SketchFormatError:
+            return None
+        columnar, compressed = version == io.COLUMNAR_VERSION, bool(flags & io.FLAG_ZLIB)
+        check_room(end - off - 8, columnar, compressed, k, source)
+        totals = fold_checked(view[off + 8:end], columnar, compressed, k, static.grid, counters, source, merger.dense)
+        if counters["n_nan"] + counters["n_zero_weight"] > 2 * counters["n_rows"]:  # pragma: no cover - checked above
+            raise SketchFormatError(f"{source}: counters are inconsistent (more skipped rows than rows)")
+        return static, counters, totals
