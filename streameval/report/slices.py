@@ -161,7 +161,7 @@ def _batch_columns(sketches: SketchSet, thresholds: list[float], positive_if: st
     batches = enumerate(cell_batches(sketches, _BATCH))  # made one at a time, as the threads ask
 
     def worker() -> list[tuple[int, tuple[Parts, Parts, Parts, int]]]:
-        done = []
+        done: list[tuple[int, tuple[Parts, Parts, Parts, int]]] = []
         while True:
             with lock:
                 item = next(batches, None)
