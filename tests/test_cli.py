@@ -328,3 +328,29 @@ def test_thresholds_comma_separated_and_nan_is_a_usage_error(log):
     assert [c["requested_threshold"] for c in d["thresholds"]] == [0.3, 0.5, 0.9]
     r = run("eval", log, "-s", "score", "-l", "label", "-t", "nan")
     assert r.exit_code == 2 and "bad threshold" in r.stderr
+
+
+def test_eval_saves_the_sketch_in_the_requested_format_version(tmp_path, log):
+    """`eval --save-sketch F --format-version 4` writes the columnar layout (shards that fold into a
+    roll-up faster), the same sketch as the default version 3; the option needs --save-sketch,
+    and a config's format_version is checked as the option is."""
+    import streameval
+
+    base = ("eval", log, "--score", "score", "--label", "label", "-q")
+    assert run(*base, "--save-sketch", tmp_path / "v3.sketch").exit_code == 0
+    r = run(*base, "--save-sketch", tmp_path / "v4.sketch", "--format-version", "4")
+    assert r.exit_code == 0, r.stderr
+    assert (tmp_path / "v3.sketch").read_bytes()[8:10] == (3).to_bytes(2, "little")
+    assert (tmp_path / "v4.sketch").read_bytes()[8:10] == (4).to_bytes(2, "little")
+    assert streameval.load(tmp_path / "v4.sketch") == streameval.load(tmp_path / "v3.sketch")
+    r = run(*base, "--format-version", "4")
+    assert r.exit_code == 2 and "--save-sketch" in r.stderr
+    r = run(*base, "--save-sketch", tmp_path / "v2.sketch", "--format-version", "2")
+    assert r.exit_code == 2 and "3, 4 or 1" in r.stderr and not (tmp_path / "v2.sketch").exists()
+    cfg = tmp_path / "job.toml"
+    cfg.write_text('save_sketch = "cfg.sketch"\nformat_version = true\n')
+    r = run(*base, "--config", cfg)
+    assert r.exit_code == 2 and "3, 4 or 1" in r.stderr and not (tmp_path / "cfg.sketch").exists()
+    cfg.write_text('save_sketch = "cfg.sketch"\nformat_version = 4\n')
+    assert run(*base, "--config", cfg).exit_code == 0
+    assert (tmp_path / "cfg.sketch").read_bytes()[8:10] == (4).to_bytes(2, "little")

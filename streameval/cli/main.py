@@ -18,7 +18,7 @@ from typing import Any, Callable, List, Optional
 import typer
 
 from ..errors import StreamevalError, UsageError
-from .options import _check_gates, _parse_gates, parse_thresholds
+from .options import FORMAT_VERSION_HELP, _check_gates, _parse_gates, check_format_version, parse_thresholds
 from .plainparams import PlainGroup
 
 EXIT_OK, EXIT_DATA_ERROR, EXIT_USAGE_ERROR, EXIT_ALERT = 0, 1, 2, 3
@@ -124,6 +124,7 @@ CONFIG_KEYS = {
     "table": (str,),
     "format": (str,),
     "save_sketch": (str,),
+    "format_version": (int,),
     "skip_nan": (bool,),
     "batch_rows": (int,),
     "threads": (int,),
@@ -307,6 +308,9 @@ def eval_cmd(
     save_sketch: Optional[Path] = typer.Option(
         None, "--save-sketch", metavar="FILE", help="Save the sketch to this file (to merge or re-report later)."
     ),
+    format_version: Optional[int] = typer.Option(
+        None, "--format-version", metavar="N", help="With --save-sketch: " + FORMAT_VERSION_HELP[0].lower() + FORMAT_VERSION_HELP[1:]
+    ),
     config: Optional[Path] = typer.Option(None, "--config", "-c", metavar="FILE", help="TOML job config; options given here override it."),
     skip_nan: Optional[bool] = typer.Option(
         None, "--skip-nan/--no-skip-nan", help="Skip rows with NaN/null scores (counted in the report) instead of failing."
@@ -377,6 +381,10 @@ def eval_cmd(
     except ValueError:
         raise typer.BadParameter(f"unknown format {fmt_text!r}; choose table, json or markdown", param_hint="--format") from None
     save = save_sketch if save_sketch is not None else (Path(cfg["save_sketch"]) if "save_sketch" in cfg else None)
+    format_version_ = check_format_version(pick(format_version, "format_version"))
+    if format_version_ is not None and save is None:
+        raise typer.BadParameter("--format-version says how to write the sketch file: give --save-sketch FILE too",
+                                 param_hint="--format-version")
     gates = _parse_gates(fail_under)
     by_ = pick(by, "by")
     if isinstance(by_, str):
@@ -444,7 +452,7 @@ def eval_cmd(
         if save is not None:
             if not hasattr(report.sketch, "save"):
                 raise UsageError("--save-sketch is not available for this kind of evaluation yet")
-            _save(report.sketch, save)
+            _save(report.sketch, save, format_version_)
             report.provenance["sketch_file"] = str(save)
         _emit(report, fmt_, output, quiet=quiet and fmt is None and "format" not in cfg)
         _write_html(report, html_path)
@@ -466,10 +474,7 @@ def merge_cmd(
     quiet: bool = typer.Option(False, "--quiet", "-q", help="Print nothing on success."),
     strict: bool = typer.Option(False, "--strict", help="Refuse (exit 1) when an input file would be counted twice."),
     threads: Optional[int] = typer.Option(None, "--threads", "-j", metavar="N", min=1, help="Threads that load and fold (default: all CPUs)."),
-    format_version: Optional[int] = typer.Option(
-        None, "--format-version", metavar="N",
-        help="Sketch file format to write: 3 (default, compact), 4 (columnar: shards that fold into a roll-up "
-             "faster) or 1 (for streameval releases that read only versions 1-2)."),
+    format_version: Optional[int] = typer.Option(None, "--format-version", metavar="N", help=FORMAT_VERSION_HELP),
 ) -> None:
     """Merge sketches of shards (days, partitions, workers) into one; exact, order-free.
 
@@ -478,8 +483,7 @@ def merge_cmd(
     warns (or with --strict fails). Merging one file with --format-version 1 converts it for older
     readers.
     """
-    if format_version not in (None, 1, 3, 4):
-        raise typer.BadParameter("3, 4 or 1", param_hint="--format-version")
+    check_format_version(format_version)
 
     def body() -> None:
         import warnings

@@ -8,7 +8,17 @@ import typer
 
 from ..errors import UsageError
 
-__all__ = ["parse_thresholds"]
+__all__ = ["parse_thresholds", "FORMAT_VERSION_HELP", "check_format_version"]
+
+FORMAT_VERSION_HELP = ("Sketch file format to write: 3 (default, compact), 4 (columnar: shards that fold into a "
+                       "roll-up faster) or 1 (for streameval releases that read only versions 1-2).")
+
+
+def check_format_version(value: Optional[int]) -> Optional[int]:
+    """``--format-version``: None (the default format), 1, 3 or 4; anything else is a usage error."""
+    if isinstance(value, bool) or value not in (None, 1, 3, 4):
+        raise typer.BadParameter(f"{value} is not a format streameval writes: give 3, 4 or 1", param_hint="--format-version")
+    return value
 
 
 def parse_thresholds(values: Optional[List[str]]) -> list[float]:
