@@ -338,3 +338,49 @@ def test_a_grid_kind_that_is_not_a_string_is_a_format_error():
     bad = _pack(json.dumps(header, sort_keys=True, separators=(",", ":")).encode(), stored, 4, flags)
     with pytest.raises(SketchFormatError, match=r"unknown grid kind \[\] in header field grid"):
         BinarySketch.from_bytes(bad)
+
+
+def test_provenance_of_each_shard_is_cut_out_of_the_cached_header(tmp_path):
+    rng = np.random.default_rng(40)
+    grid = ProbabilityGrid(mantissa_bits=6, min_exponent=-20)
+    folder = fold_files.LeanFolder()
+    merger = Merger(BinarySketch(grid))
+    for i in range(20):  # as the CLI writes shards: each names its own input
+        sk = _sketch(rng, grid=grid, inputs=[{"id": f"sha256:{i:032x}", "name": f"part-{i}.parquet", "rows": 400}])
+        data = sk.to_bytes(format_version=4)
+        static, _, _ = folder.fold(data, f"s{i}.sevsk", merger)
+        assert static.inputs == sk.inputs
+    assert len(folder._static) == 1  # one checked grid-and-meta text for all twenty
+
+
+_META_EDITS = [
+    '"inputs":[{"id":"a","name":"n","rows":1}]',
+    '"inputs":[{"id":"a","name":"n","rows":1},{"id":"b","name":"m","rows":null}]',
+    '"inputs":[]',
+    '"inputs": [{"id":"a","name":"n","rows":1}]',  # a space: the whole text is checked instead
+    '"inputs":[{"id":"a","name":"n","rows":-1}]',
+    '"inputs":[{"id":"a","name":"n","rows":1,"x":2}]',
+    '"inputs":[{"id":"a","id":"b","name":"n","rows":1}]',  # a key twice inside the list
+    '"inputs":[{"id":"a","name":"n","rows":1}],"inputs":[]',
+    '"inputs":[1]',
+    '"inputs":[{"id":"a","name":"n","rows":1e2}]',
+    '"inputs":[{"id":"a","name":"n","rows":' + "9" * 30 + "}]",
+    '"inputs":[{"id":"a","name":"\\u00e9\\"inputs\\":[","rows":1}]',  # quotes inside a string
+    '"created_by":"inputs","inputs":[{"id":"a","name":"n","rows":1}]',  # "inputs" twice: no cut
+    '"inputs":[{"id":"a","name":"n","rows":1}],"inputs_dropped":3',
+    '"inputs":[{"id":"a","name":"n","rows":1}],"inputs_dropped":true',
+    '"other":{"inputs":[{"id":"a","name":"n","rows":1}]}',  # not meta's member
+    '"inputs":[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]',
+    '"inputs":[{"id":"a","name":"n","rows":1}',  # not closed
+]
+
+
+@pytest.mark.parametrize("edit", _META_EDITS)
+def test_provenance_edits_get_the_load_verdict(edit):
+    grid = ProbabilityGrid(mantissa_bits=6, min_exponent=-20)
+    sk = _sketch(np.random.default_rng(41), grid=grid)
+    data = sk.to_bytes(format_version=4)
+    _, flags, _, stored = _split(data)
+    header = _header_bytes(data).replace(b'"meta":{', b'"meta":{' + edit.encode() + b",", 1)
+    load, lean, _ = _verdicts(_pack(header, stored, 4, flags), grid)
+    assert lean == load

@@ -29,8 +29,8 @@ from ..grid import Grid
 from ..inputs import LabelEncoder
 from . import io
 from .io_fold import check_room, fold_checked
+from .io_header import _DECODER, _counters, _meta, _parse_header, _weight_sq, check_grid_size
 from .io_header import _cached_grid as _grid_of
-from .io_header import _counters, _meta, _parse_header, _weight_sq, check_grid_size
 
 __all__ = ["LeanFolder", "Static"]
 
@@ -46,7 +46,6 @@ _HEADER = re.compile(
     + rb'(?:,"weight_sq":\[' + _NUM + rb"," + _NUM + rb"\])?\}",
     re.DOTALL,
 )
-_FLOAT_PARTS = frozenset(b".eE")
 _NAMES = ("brier_sum", "log_loss_sum", "n_nan", "n_outside", "n_rows", "n_zero_weight", "prob_weight")
 _CACHE_SIZE = 256
 """Distinct grid-and-meta texts kept per merge (a folder of shards of one job has one)."""
@@ -54,17 +53,39 @@ _CACHE_SIZE = 256
 
 class Static(NamedTuple):
     """What a header's ``"grid"`` and ``"meta"`` members give, checked: the grid, the label
-    coding, the provenance entries and their dropped count."""
+    coding, the provenance entries and their dropped count; ``listed``: meta has an ``inputs``
+    member."""
 
     grid: Grid
     labels: LabelEncoder
     inputs: list[dict[str, Any]]
     dropped: int
+    listed: bool
 
 
 def _number(token: bytes) -> int | float:
-    """A JSON number token as the json module reads it."""
-    return float(token) if _FLOAT_PARTS.intersection(token) else int(token)
+    """A JSON number token as the json module reads it (digits only: an integer)."""
+    return int(token) if token.isdigit() else float(token)
+
+
+def _cut_inputs(text: bytes) -> tuple[bytes, Any] | None:
+    """``text`` with its one ``"inputs"`` member's list written ``[]``, and that list as the
+    strict parser reads it; None unless ``"inputs"`` occurs exactly once, followed by ``:[``.
+
+    Inside a JSON string every quote is escaped, so the 8 bytes ``"inputs"`` occur only as a
+    member name or the string value "inputs": occurring once and followed by ``:[``, they name the
+    member whose list is cut out, and replacing one JSON value by another in a text that parses
+    changes nothing else of the parse.
+    """
+    if text.count(b'"inputs"') != 1 or b'"inputs":[' not in text:
+        return None
+    try:
+        s = text.decode("utf-8")
+        i = s.index('"inputs":[') + len('"inputs":')
+        value, end = _DECODER.raw_decode(s, i)
+    except (ValueError, RecursionError):  # UnicodeDecodeError and JSONDecodeError are ValueErrors
+        return None
+    return (s[:i] + "[]" + s[end:]).encode(), value
 
 
 class LeanFolder:
@@ -78,10 +99,30 @@ class LeanFolder:
 
     def static(self, text: bytes, source: str | None) -> Static | None:
         """The checked grid and meta of ``text`` (``"grid":...,"meta":...``), or None when the
-        general path must decide (not exactly those two members, or a value it refuses)."""
+        general path must decide (not exactly those two members, or a value it refuses).
+
+        Shards that record their own input (``meta.inputs``, as the CLI writes them) differ in
+        that list only: it is cut out (:func:`_cut_inputs`), the rest is checked once, and the
+        list on its own."""
         got = self._static.get(text)
         if got is not None:
             return got
+        cut = _cut_inputs(text)
+        if cut is None:
+            return self._checked(text, source)
+        rest, listed = cut
+        base = self._static.get(rest) or self._checked(rest, source)
+        if base is None or not base.listed:  # the one "inputs" was not meta's member (its list is now [])
+            return None
+        try:
+            from .provenance import check_inputs
+
+            return base._replace(inputs=check_inputs(listed, source))
+        except SketchFormatError:
+            return None
+
+    def _checked(self, text: bytes, source: str | None) -> Static | None:
+        """:meth:`static` of ``text`` by the strict parser and the field checks, kept when valid."""
         try:
             both = _parse_header(b"{" + text + b"}", source)
             if len(both) != 2 or "grid" not in both or "meta" not in both:
@@ -97,7 +138,7 @@ class LeanFolder:
             labels = LabelEncoder(meta.get("pos_label"), meta.get("neg_label"))
         except Exception:  # noqa: BLE001 - whatever it is, the general path meets it and reports it
             return None
-        got = Static(grid, labels, inputs, dropped)
+        got = Static(grid, labels, inputs, dropped, "inputs" in meta)
         with self._lock:
             if len(self._static) < _CACHE_SIZE:
                 self._static[text] = got
