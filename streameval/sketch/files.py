@@ -3,7 +3,9 @@
 A monthly roll-up of hourly shards is thousands of files. :func:`merge_files` keeps at most a few
 loaded sketches beside the running result (a bounded read-ahead on ``threads`` threads: reading,
 inflating and checking release the GIL), so memory grows with the number of files only by
-their labels and provenance.
+their labels and provenance. Shards in the form a job writes them (versions 3 and 4, canonical
+headers) take the lean path of :mod:`streameval.sketch.fold_files`: no sketch object per file, the
+header's grid and labels checked once per distinct text.
 """
 
 from __future__ import annotations
