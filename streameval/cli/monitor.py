@@ -32,6 +32,19 @@ def _shared() -> Any:
     return cli
 
 
+def _small_pages() -> None:
+    """Ask NumPy not to advise huge pages for this process's arrays (a reading command's arrays are
+    written once and scanned once or twice: no gain from fewer TLB misses, while a huge-page fault
+    costs far more than 512 small ones where memory is fragmented, as on virtual machines: on
+    this machine a fresh 58 MB array took 229-242 ms to fill with the advice, 65-67 ms without).
+    NumPy reads ``NUMPY_MADVISE_HUGEPAGE`` when it is imported, so this runs before any import
+    of it; the results are the same either way."""
+    if "numpy" not in sys.modules:
+        import os
+
+        os.environ.setdefault("NUMPY_MADVISE_HUGEPAGE", "0")
+
+
 @monitor_app.command("ingest", cls=PlainCommand)
 def ingest_cmd(
     paths: List[str] = typer.Argument(..., help="Files, directories or globs to ingest.", show_default=False),
@@ -118,6 +131,7 @@ def report_cmd(
         raise typer.BadParameter(f"unknown format {fmt!r}", param_hint="--format") from None
 
     def body() -> None:
+        _small_pages()
         from ..monitor.alerts import parse_period, parse_since
         from ..monitor.store import Store
         from ..report.slices import SliceTable
@@ -175,6 +189,7 @@ def check_cmd(
     cli = _shared()
 
     def body() -> None:
+        _small_pages()
         from ..monitor import Store, check
 
         with Store(store, read_only=True) as st:

@@ -15,7 +15,6 @@ column is formatted once per distinct value and joined to the other columns' tex
 from __future__ import annotations
 
 import datetime as _dt
-import io
 from typing import Any, Sequence
 
 import numpy as np
@@ -165,25 +164,33 @@ def write_csv_text(table: Any) -> str:
     import pyarrow as pa
     import pyarrow.csv as pacsv
 
-    def arrow_text(t: Any, header: bool = True) -> str:
-        buf = io.BytesIO()
-        pacsv.write_csv(t, buf, pacsv.WriteOptions(include_header=header))
-        return buf.getvalue().decode()
+    def arrow_bytes(t: Any, header: bool = True) -> bytes:
+        sink = pa.BufferOutputStream()
+        pacsv.write_csv(t, sink, pacsv.WriteOptions(include_header=header))
+        return sink.getvalue().to_pybytes()  # type: ignore[no-any-return]
 
     first = table.schema.field(0) if table.num_columns else None
     if first is None or table.num_columns < 2 or table.num_rows == 0 or not pa.types.is_timestamp(first.type) \
             or first.type.tz is None:
-        return arrow_text(table)
-    rest = arrow_text(table.select(table.column_names[1:])).split("\n")
-    if len(rest) != table.num_rows + 2 or rest[-1] != "":  # header, rows, "" after the last newline
-        return arrow_text(table)
+        return arrow_bytes(table).decode()
+    rest = arrow_bytes(table.select(table.column_names[1:]))
+    ends = np.flatnonzero(np.frombuffer(rest, dtype=np.uint8) == 10)  # header, rows: one newline each
+    if ends.shape[0] != table.num_rows + 1 or int(ends[-1]) != len(rest) - 1:
+        return arrow_bytes(table).decode()
     column = table.column(0).combine_chunks()
     stamps = np.frombuffer(column.buffers()[1], dtype=np.int64, count=len(column), offset=column.offset * 8)
     valid = np.ones(len(column), dtype=bool) if column.null_count == 0 else np.unpackbits(
         np.frombuffer(column.buffers()[0], dtype=np.uint8), bitorder="little")[column.offset:column.offset + len(column)] > 0
     distinct, codes = np.unique(np.where(valid, stamps, 0), return_inverse=True)
-    names = arrow_text(pa.table({"w": _fixed(distinct, None, first.type)}), header=False).split("\n")[:-1]
-    texts = [names[c] if ok else "" for c, ok in zip(codes.reshape(-1).tolist(), valid.tolist(), strict=True)]
-    head = arrow_text(pa.table({first.name: column.slice(0, 0)})).rstrip("\n")
-    lines = [head + "," + rest[0]] + [w + "," + r for w, r in zip(texts, rest[1:-1], strict=True)]
-    return "\n".join(lines) + "\n"
+    names = arrow_bytes(pa.table({"w": _fixed(distinct, None, first.type)}), header=False).split(b"\n")[:-1]
+    prefixes = [name + b"," for name in names]
+    null_prefix = b","
+    head = arrow_bytes(pa.table({first.name: column.slice(0, 0)})).rstrip(b"\n")
+    view = memoryview(rest)
+    starts = (ends[:-1] + 1).tolist()
+    stops = (ends[1:] + 1).tolist()  # each row's text with its newline
+    pieces: list[Any] = [head, b",", view[: int(ends[0]) + 1]]
+    for c, ok, a, b in zip(codes.reshape(-1).tolist(), valid.tolist(), starts, stops, strict=True):
+        pieces.append(prefixes[c] if ok else null_prefix)
+        pieces.append(view[a:b])
+    return b"".join(pieces).decode()
