@@ -95,11 +95,13 @@ def test_monitor_report_imports_neither_pydantic_nor_the_modules_it_does_not_use
     with Store(store) as st:
         st.ingest([str(tmp_path / "d.parquet")], score="score", label="label", by=["seg"], time="ts", window="1d")
     code = (
-        "import sys\n"
+        "import os, sys\n"
+        "os.environ.pop('NUMPY_MADVISE_HUGEPAGE', None)\n"
         "from streameval.cli.main import main\n"
         f"sys.argv = ['streameval', 'monitor', 'report', '--store', {str(store)!r}, '-t', '0.3,0.5', '-f', 'csv', "
         f"'-o', {str(out)!r}]\n"
         "try:\n    main()\nexcept SystemExit as exc:\n    assert exc.code in (0, None), exc.code\n"
+        "assert os.environ['NUMPY_MADVISE_HUGEPAGE'] == '0'  # set before NumPy's import: no huge-page advice\n"
     )
     unwanted = ["pydantic", "pandas", "numba", "streameval.kernels.binary", "streameval.stats", "streameval.report.binary", "streameval.report.multiclass",
                 "streameval.sketch.multiclass", "streameval.metrics.functional"]
