@@ -53,11 +53,11 @@ def _merge(paths, threads: int, strict: bool = False):
 
 
 def _reference(paths, strict: bool = False):
-    """The same as :func:`_merge`, by loading every file and merging them in order."""
+    """The same as :func:`_merge`, by loading each file and merging it, in order."""
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         try:
-            out = streameval.merge([streameval.load(p) for p in paths], strict=strict)
+            out = streameval.merge((streameval.load(p) for p in paths), strict=strict)  # one at a time, in order
         except (SketchFormatError, InputError, streameval.IncompatibleGridError) as exc:
             out = f"{type(exc).__name__}: {exc}"
     return out, [str(w.message) for w in caught]
@@ -93,20 +93,21 @@ def _lean_takes(path, grid) -> bool:
 
 def test_the_lean_path_takes_the_files_a_job_writes_and_leaves_the_others(tmp_path):
     rng = np.random.default_rng(1)
-    grid = ProbabilityGrid()
+    grid = ProbabilityGrid(mantissa_bits=6, min_exponent=-20)
     taken = [
-        _save(tmp_path, "v3.sevsk", _sketch(rng)),
-        _save(tmp_path, "v4.sevsk", _sketch(rng), 4),
-        _save(tmp_path, "w4.sevsk", _sketch(rng, weighted=True), 4),  # with weight_sq
-        _save(tmp_path, "l3.sevsk", _sketch(rng, labels=("churn", "stay"))),
-        _save(tmp_path, "in4.sevsk", _sketch(rng, inputs=[{"id": "sha256:ab", "name": "a.csv", "rows": 400}]), 4),
-        _save(tmp_path, "e4.sevsk", BinarySketch(), 4),  # no rows at all
+        _save(tmp_path, "v3.sevsk", _sketch(rng, grid=grid)),
+        _save(tmp_path, "v4.sevsk", _sketch(rng, grid=grid), 4),
+        _save(tmp_path, "w4.sevsk", _sketch(rng, weighted=True, grid=grid), 4),  # with weight_sq
+        _save(tmp_path, "l3.sevsk", _sketch(rng, labels=("churn", "stay"), grid=grid)),
+        _save(tmp_path, "in4.sevsk", _sketch(rng, inputs=[{"id": "sha256:ab", "name": "a.csv", "rows": 400}], grid=grid), 4),
+        _save(tmp_path, "e4.sevsk", BinarySketch(grid), 4),  # no rows at all
+        _save(tmp_path, "d4.sevsk", _sketch(np.random.default_rng(0)), 4),  # the default grid
     ]
     for p in taken:
-        assert _lean_takes(p, grid), p.name
-    boot = BinarySketch(bootstrap=4, seed=1).update([0, 1, 1], [0.1, 0.7, 0.8])
+        assert _lean_takes(p, ProbabilityGrid() if p.name == "d4.sevsk" else grid), p.name
+    boot = BinarySketch(grid, bootstrap=4, seed=1).update([0, 1, 1], [0.1, 0.7, 0.8])
     left = [
-        _save(tmp_path, "v1.sevsk", _sketch(rng), 1),
+        _save(tmp_path, "v1.sevsk", _sketch(rng, grid=grid), 1),
         _save(tmp_path, "v2.sevsk", boot),  # replicates: version 2
         _save(tmp_path, "lin.sevsk", _sketch(rng, grid=LinearGrid(0.0, 1.0, 64)), 4),  # another grid
     ]
@@ -384,3 +385,57 @@ def test_provenance_edits_get_the_load_verdict(edit):
     header = _header_bytes(data).replace(b'"meta":{', b'"meta":{' + edit.encode() + b",", 1)
     load, lean, _ = _verdicts(_pack(header, stored, 4, flags), grid)
     assert lean == load
+
+
+def _corpus(tmp_path, rng, n: int = 23):
+    """Shards of both layouts, some compressed, a version-1 file and a coarser grid among them."""
+    paths = []
+    for i in range(n):
+        grid = ProbabilityGrid(mantissa_bits=4 if i == 17 else 6, min_exponent=-20)  # small states: fast
+        sk = _sketch(rng, 300, weighted=i % 5 == 0, grid=grid)
+        p = tmp_path / f"c{i:02d}.sevsk"
+        if i in (4, 13):
+            p.write_bytes(sk.to_bytes(compress=True, format_version=4 if i == 4 else 3))  # folded alone
+        else:
+            sk.save(p, format_version=1 if i == 9 else (4 if i % 2 else 3))
+        paths.append(p)
+    return paths
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("batch", [1, 3, 32])
+def test_batches_of_any_size_give_the_sequential_merge(tmp_path, monkeypatch, threads, batch):
+    monkeypatch.setattr(fold_files, "BATCH_FILES", batch)
+    paths = _corpus(tmp_path, np.random.default_rng(50))
+    got, got_warnings = _merge(paths, threads)
+    want, want_warnings = _reference(paths)
+    _assert_same(got, want, exact=threads == 1)
+    assert got_warnings == want_warnings
+
+
+def _damage(path, how: str) -> None:
+    data = path.read_bytes()
+    version, flags, header, stored = _split(data)
+    if how == "counters":
+        header["counters"]["n_rows"] += 1
+    elif how == "labels":
+        header["meta"] = {"created_by": "x", "neg_label": "no", "pos_label": "yes"}
+    else:  # the first key of the bins: beyond the grid, or a bad varint
+        at = 24 if version == 4 else 0
+        stored = stored[:at] + b"\xff" * 4 + stored[at + 4:]
+    path.write_bytes(_pack(json.dumps(header, sort_keys=True, separators=(",", ":")).encode(), stored, version, flags))
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("batch", [3])
+@pytest.mark.parametrize("hows", [("bins",), ("counters",), ("labels", "bins"), ("bins", "labels"), ("counters", "counters")])
+def test_bad_and_clashing_files_in_a_batch_give_the_sequential_error(tmp_path, monkeypatch, threads, batch, hows):
+    """The first problem in file order is reported, whichever batch, thread or check meets it:
+    a label clash before a damaged file in the same batch is the clash."""
+    monkeypatch.setattr(fold_files, "BATCH_FILES", batch)
+    paths = _corpus(tmp_path, np.random.default_rng(51))
+    for k, how in enumerate(hows):
+        _damage(paths[7 + 2 * k], how)  # files 7 and 9 (odd: version 4), or 7 and 11
+    want = _reference(paths)
+    assert isinstance(want[0], str)
+    assert _merge(paths, threads) == want

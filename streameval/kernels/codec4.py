@@ -23,6 +23,9 @@ every cell's values, the sums the counter checks need, in the same ``S_*``/``C_*
 either fills compact bins or, with ``fold``, adds the cells straight into a dense state. Sums may
 differ from version 3's by rounding (another order of additions): the counter checks decide a sum
 that close to its bound with the bins, as they do for version 3.
+
+:func:`fold_many` folds a batch of shards (either layout) in one call, so a roll-up releases and
+takes back the GIL once per batch rather than once per shard.
 """
 
 from __future__ import annotations
@@ -52,6 +55,8 @@ from .codec import (
     _log_sum,
     range_terms,
 )
+from .codec import OK as OK3
+from .codec import decode_fold as decode_fold3
 from .intrinsics import bits_f32, bits_f64, load_le32, load_le64, prefetch
 
 U32, U64, GEN = 0, 1, 2
@@ -72,7 +77,7 @@ BIN_COUNT = 6  # distinct keys != the header's n_bins
 ZERO_WEIGHT = 7  # a GEN cell holding the empty cell [0 or -0.0, +inf, -inf, 0]
 BITMAP_PER_CELL = 2  # decode4: a bitmap of the grid when it has at most this many words per cell
 
-__all__ = ["decode4", "list_lengths", "U32", "U64", "GEN", "CELL_BYTES", "PROLOGUE"]
+__all__ = ["decode4", "fold_many", "list_lengths", "U32", "U64", "GEN", "CELL_BYTES", "PROLOGUE"]
 
 
 @nb.njit(inline="always", nogil=True)
@@ -433,3 +438,31 @@ def _fill_bins(buf, starts, m, seen, keys, values, use_bitmap):  # type: ignore[
                 values[j, c, MIN] = s
                 values[j, c, MAX] = s
                 values[j, c, SUM] = s
+
+
+@nb.njit(nogil=True, cache=CACHE, boundscheck=False)
+def fold_many(data, offs, lens, ks, columnar, n_bins, kind, f0, f1, f2, i0, i1, i2, cuts, rel_tol, state, sums, counts):  # type: ignore[no-untyped-def]
+    """Fold several shards' payloads into the dense ``state`` in one call (the GIL released once):
+    payload ``j`` is ``data[offs[j]:offs[j] + lens[j]]`` (uint8), of ``ks[j]`` bins, in the
+    columnar layout where ``columnar[j]``, else the compact one (version 3,
+    :func:`streameval.kernels.codec.decode_fold`); ``sums[j]`` and ``counts[j]`` receive what
+    :func:`decode4` gives for it.
+
+    Returns the number of payloads folded and checked, in order: it stops at the first whose status
+    is not OK or whose cells fail their rules (``state`` then holds part of it; the caller
+    decodes that one again for the message and discards the state).
+    """
+    no_keys = np.empty(0, dtype=np.int64)
+    no_values = np.empty((0, 2, 4), dtype=np.float64)
+    for j in range(offs.shape[0]):
+        buf = data[offs[j]:offs[j] + lens[j]]
+        if columnar[j]:
+            status = decode4(buf, ks[j], n_bins, kind, f0, f1, f2, i0, i1, i2, cuts, rel_tol, no_keys, no_values, state,
+                             True, sums[j], counts[j])[0]
+            failed = status != OK
+        else:
+            status = decode_fold3(buf, ks[j], n_bins, kind, f0, f1, f2, i0, i1, i2, cuts, rel_tol, state, sums[j], counts[j])[0]
+            failed = status != OK3
+        if failed or counts[j, C_CELLS_OK] == 0:
+            return j
+    return offs.shape[0]

@@ -129,7 +129,7 @@ def merge_files(paths: Sequence[str | os.PathLike[str]], *, strict: bool = False
     from ..errors import UsageError
     from .binary import BinarySketch, cpu_count, load, merge
     from .binary_merge import Merger, fold_inputs
-    from .fold_files import LeanFolder
+    from .fold_files import BATCH_FILES, LeanFolder, Shard, fold_batch
     from .io import read_sketch_file
     from .multiclass import MulticlassSketch
     from .provenance import InputsFold
@@ -173,6 +173,36 @@ def merge_files(paths: Sequence[str | os.PathLike[str]], *, strict: bool = False
     def run(part: int) -> Any:
         current = -1  # the file being folded: a merge error is that file's
         merger = Merger(first)
+        batch: list[tuple[int, Shard]] = []  # shards read and checked up to their bins, in order
+
+        def add(i: int, shard: Shard, totals: tuple[float, float]) -> None:
+            nonlocal current
+            current = i
+            static = shard.static
+            heads[i] = (static.grid, static.labels, [dict(e) for e in static.inputs], static.dropped,
+                        shard.counters["n_rows"], None)
+            merger.add_folded(static.labels, shard.counters, totals)
+
+        def flush() -> bool:
+            """Fold the batch in one compiled call, then add its files in order; False when one
+            failed (recorded). A merge error (labels) of one of them is raised."""
+            if not batch:
+                return True
+            items = list(batch)
+            batch.clear()
+            done, sums, counts = fold_batch([shard for _, shard in items], merger.dense)
+            for j, (i, shard) in enumerate(items):
+                try:
+                    if j == done:  # it failed a check: its own fold names the problem
+                        shard.fold(merger.dense)
+                        raise RuntimeError(f"{shard.source}: folded alone, yet not in a batch")  # pragma: no cover
+                    totals = shard.check(sums[j], counts[j])
+                except BaseException as exc:
+                    failures.append((i, exc))
+                    return False
+                add(i, shard, totals)
+            return True
+
         try:
             if part == 0:
                 current = 0
@@ -181,27 +211,44 @@ def merge_files(paths: Sequence[str | os.PathLike[str]], *, strict: bool = False
                 if i == 0:
                     continue
                 if failures and min(f[0] for f in failures) < i:
+                    flush()  # the replay of the files before the failure needs their heads
                     return None  # an earlier file already failed: that error is the one reported
+                error: BaseException | None = None
                 try:
                     data = read_sketch_file(path)
-                    lean = folder.fold(data, path, merger)
-                    if lean is None:
+                    shard = folder.prepare(data, path, merger)
+                except BaseException as exc:
+                    error = exc
+                if error is not None:
+                    if flush():  # the files before it first
+                        failures.append((i, error))
+                    return None
+                if shard is not None and not shard.compressed:  # the common case: batched
+                    batch.append((i, shard))
+                    if len(batch) >= BATCH_FILES and not flush():
+                        return None
+                    continue
+                if not flush():  # in file order: a file loaded whole may change the grid
+                    return None
+                try:
+                    if shard is not None:  # a compressed shard (over 1 MiB), folded alone
+                        totals = shard.fold(merger.dense)
+                    else:
                         s, folded = _load_folding(path, merger, data)
                 except BaseException as exc:
                     failures.append((i, exc))
                     return None
-                current = i
-                if lean is not None:  # the common case: a shard folded without a sketch object
-                    static, counters, totals = lean
-                    heads[i] = (static.grid, static.labels, [dict(e) for e in static.inputs], static.dropped,
-                                counters["n_rows"], None)
-                    merger.add_folded(static.labels, counters, totals)
+                if shard is not None:
+                    add(i, shard, totals)
                     continue
+                current = i
                 heads[i] = _head(s)
                 _strip(s)
                 if not isinstance(s, BinarySketch):
                     raise UsageError("cannot merge binary and multiclass sketches together")
                 merger.add(s, strict, folded)
+            if not flush():
+                return None
             return merger.result()
         except BaseException as exc:  # a merge error (grids, labels, kinds) at file `current`
             if current >= 0:

@@ -24,15 +24,19 @@ import re
 import threading
 from typing import Any, NamedTuple
 
+import numpy as np
+
 from ..errors import SketchFormatError
 from ..grid import Grid
 from ..inputs import LabelEncoder
 from . import io
-from .io_fold import check_room, fold_checked
+from .io_checks import REL_TOL
+from .io_compact import _summary, check_state
+from .io_fold import check_folded, check_room, fold_checked
 from .io_header import _DECODER, _counters, _meta, _parse_header, _weight_sq, check_grid_size
 from .io_header import _cached_grid as _grid_of
 
-__all__ = ["LeanFolder", "Static"]
+__all__ = ["LeanFolder", "Static", "Shard", "fold_batch", "BATCH_FILES"]
 
 # JSON numbers as the json module reads them: an integer (int) unless a fraction or an exponent
 # follows (float). Counters are non-negative, so no sign; integers of at most 19 digits (the
@@ -144,23 +148,19 @@ class LeanFolder:
                 self._static[text] = got
         return got
 
-    def fold(self, data: bytes, source: str, merger: Any) -> tuple[Static, dict[str, Any], tuple[float, float]] | None:
-        """Fold the bins of the file ``data`` (as :func:`streameval.sketch.io.read_sketch_file`
-        returns it) into ``merger``'s dense state, with every check a load makes, when its header
-        is one the lean path reads and its grid is the merger's; the caller then adds the rest
-        (:meth:`Merger.add_folded`).
+    def prepare(self, data: bytes, source: str, merger: Any) -> Shard | None:
+        """Check the file ``data`` (as :func:`streameval.sketch.io.read_sketch_file` returns it)
+        up to its bins, when its header is one the lean path reads and its grid is ``merger``'s.
 
         Returns
         -------
-        (Static, dict, (float, float)) or None
-            The file's checked grid, labels and provenance; its counters (as a load gives them);
-            its bins' negative and positive weights. None, having changed nothing: load the file.
+        Shard or None
+            What folding it needs; None: load the file (nothing was changed).
 
         Raises
         ------
         SketchFormatError
-            As :func:`streameval.load` (the framing, the bins, the counters against the bins);
-            ``merger``'s state may then hold part of the file.
+            As :func:`streameval.load`, for the framing and the payload's length.
         """
         view = memoryview(data)
         version, flags, off, end = io.frame(view, source)
@@ -187,7 +187,84 @@ class LeanFolder:
             return None
         columnar, compressed = version == io.COLUMNAR_VERSION, bool(flags & io.FLAG_ZLIB)
         check_room(end - off - 8, columnar, compressed, k, source)
-        totals = fold_checked(view[off + 8:end], columnar, compressed, k, static.grid, counters, source, merger.dense)
-        if counters["n_nan"] + counters["n_zero_weight"] > 2 * counters["n_rows"]:  # pragma: no cover - checked above
-            raise SketchFormatError(f"{source}: counters are inconsistent (more skipped rows than rows)")
-        return static, counters, totals
+        return Shard(source, static, counters, view[off + 8:end], k, columnar, compressed)
+
+    def fold(self, data: bytes, source: str, merger: Any) -> tuple[Static, dict[str, Any], tuple[float, float]] | None:
+        """:meth:`prepare` the file, then fold its bins into ``merger``'s dense state with every
+        check a load makes; the caller adds the rest (:meth:`Merger.add_folded`).
+
+        Returns
+        -------
+        (Static, dict, (float, float)) or None
+            The file's checked grid, labels and provenance; its counters (as a load gives them);
+            its bins' negative and positive weights. None, having changed nothing: load the file.
+
+        Raises
+        ------
+        SketchFormatError
+            As :func:`streameval.load` (the framing, the bins, the counters against the bins);
+            ``merger``'s state may then hold part of the file.
+        """
+        shard = self.prepare(data, source, merger)
+        if shard is None:
+            return None
+        return shard.static, shard.counters, shard.fold(merger.dense)
+
+
+class Shard(NamedTuple):
+    """A shard checked up to its bins by :meth:`LeanFolder.prepare`."""
+
+    source: str
+    static: Static
+    counters: dict[str, Any]
+    stored: memoryview
+    k: int
+    columnar: bool
+    compressed: bool
+
+    def fold(self, state: np.ndarray) -> tuple[float, float]:
+        """Fold the bins into ``state`` with every check a load makes: their negative and positive
+        weights (raises :class:`SketchFormatError` as the load)."""
+        return fold_checked(self.stored, self.columnar, self.compressed, self.k, self.static.grid, self.counters,
+                            self.source, state)
+
+    def check(self, sums: np.ndarray, counts: np.ndarray) -> tuple[float, float]:
+        """:meth:`fold`'s counter checks, the bins folded by :func:`fold_batch` (which filled
+        ``sums`` and ``counts``)."""
+        return check_folded(_summary(sums, counts), self.stored, self.columnar, self.compressed, self.k,
+                            self.static.grid, self.counters, self.source)
+
+
+BATCH_FILES = 32
+"""Shards :func:`streameval.sketch.files.merge_files` folds per compiled call."""
+
+
+def fold_batch(shards: list[Shard], state: np.ndarray) -> tuple[int, np.ndarray, np.ndarray]:
+    """Fold the bins of uncompressed ``shards`` (on one grid, ``state``'s) into ``state`` in order,
+    in one compiled call (:func:`streameval.kernels.codec4.fold_many`).
+
+    Returns
+    -------
+    done : int
+        The shards folded and checked, in order; shard ``done`` (if any) failed a check, and
+        :meth:`Shard.fold` names it.
+    sums, counts : ndarray, shapes (len(shards), 8) and (len(shards), 4)
+        Each shard's sums and counts for :meth:`Shard.check`.
+    """
+    from ..kernels import codec4
+
+    n = len(shards)
+    lens = np.fromiter((len(s.stored) for s in shards), dtype=np.int64, count=n)
+    offs = np.zeros(n, dtype=np.int64)
+    np.cumsum(lens[:-1], out=offs[1:])
+    data = np.empty(int(lens.sum()), dtype=np.uint8)
+    for s, o, m in zip(shards, offs.tolist(), lens.tolist(), strict=True):
+        data[o:o + m] = np.frombuffer(s.stored, dtype=np.uint8)
+    ks = np.fromiter((s.k for s in shards), dtype=np.int64, count=n)
+    columnar = np.fromiter((s.columnar for s in shards), dtype=np.bool_, count=n)
+    sums = np.zeros((n, 8), dtype=np.float64)
+    counts = np.zeros((n, 4), dtype=np.int64)
+    grid = shards[0].static.grid
+    check_state(state, grid)
+    done = codec4.fold_many(data, offs, lens, ks, columnar, grid.n_bins, *grid.kernel_params(), REL_TOL, state, sums, counts)
+    return int(done), sums, counts

@@ -14,9 +14,9 @@ import numpy as np
 from ..grid import Grid
 from .io_checks import NeedBins, check_consistency, fail
 from .io_columnar import decode_columnar, fold_columnar, max_columnar_bytes
-from .io_compact import decode_compact, fold_compact, max_compact_bytes
+from .io_compact import BinSummary, decode_compact, fold_compact, max_compact_bytes
 
-__all__ = ["check_room", "fold_checked"]
+__all__ = ["check_room", "check_folded", "fold_checked"]
 
 
 def check_room(plen: int, columnar: bool, compressed: bool, k: int, source: str | None) -> None:
@@ -69,6 +69,22 @@ def fold_checked(
     """
     fold = fold_columnar if columnar else fold_compact
     summary = fold(stored, k, grid, compressed, source, state)
+    return check_folded(summary, stored, columnar, compressed, k, grid, counters, source)
+
+
+def check_folded(
+    summary: BinSummary, stored: bytes | memoryview, columnar: bool, compressed: bool, k: int, grid: Grid,
+    counters: dict[str, Any], source: str | None,
+) -> tuple[float, float]:
+    """The counter checks of :func:`fold_checked` on the decoder's ``summary`` of the payload
+    (the bins decoded again from ``stored`` where a check needs them): the bins' negative and
+    positive weights.
+
+    Raises
+    ------
+    SketchFormatError
+        As a load of the file.
+    """
     try:
         check_consistency(None, counters, source, summary)
     except NeedBins:  # rare: decode the bins to name the problem or decide exactly
