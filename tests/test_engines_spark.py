@@ -55,6 +55,7 @@ def test_expressions_weights_string_labels_one_class_and_empty_partitions(spark)
          streameval.evaluate(tiny, score="p", label="y").sketch)
 
 
+@pytest.mark.slow  # the default suite keeps the one-partition equalities (time: README)
 def test_clear_errors(spark):
     sdf = spark.createDataFrame(frame(100))
     with pytest.raises(InputError, match="nope"):
@@ -136,6 +137,7 @@ def test_multiclass_equal_to_local(spark, partitions):
                                                                     rel=1e-12)
 
 
+@pytest.mark.slow  # the default suite keeps the one-partition equalities (time: README)
 def test_multiclass_one_class_partitions(spark):
     df = multiclass_frame(seed=4).sort_values("k")
     sdf = spark.createDataFrame(df).coalesce(1).repartitionByRange(6, "k")
