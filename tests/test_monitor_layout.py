@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime as _dt
 import json
 import subprocess
 import sys
@@ -91,7 +92,7 @@ def test_monitor_report_imports_neither_pydantic_nor_the_modules_it_does_not_use
     pd.DataFrame({"score": rng.random(n), "label": rng.random(n) < 0.3, "seg": rng.choice(["a", "b", "c"], n),
                   "ts": pd.Timestamp("2026-11-01", tz="UTC") + pd.to_timedelta(rng.integers(0, 3 * 86400, n), unit="s")}
                  ).to_parquet(tmp_path / "d.parquet")
-    store, out = tmp_path / "m.duckdb", tmp_path / "r.csv"
+    store, out, recent = tmp_path / "m.duckdb", tmp_path / "r.csv", tmp_path / "since.csv"
     with Store(store) as st:
         st.ingest([str(tmp_path / "d.parquet")], score="score", label="label", by=["seg"], time="ts", window="1d")
     code = (
@@ -102,6 +103,10 @@ def test_monitor_report_imports_neither_pydantic_nor_the_modules_it_does_not_use
         f"'-o', {str(out)!r}]\n"
         "try:\n    main()\nexcept SystemExit as exc:\n    assert exc.code in (0, None), exc.code\n"
         "assert os.environ['NUMPY_MADVISE_HUGEPAGE'] == '0'  # set before NumPy's import: no huge-page advice\n"
+        # issue 11's example has --since: the newest window is read back (its to_pylist imported pandas)
+        f"sys.argv = ['streameval', 'monitor', 'report', '--store', {str(store)!r}, '--since', '2d', '-f', 'csv', "
+        f"'-o', {str(recent)!r}]\n"
+        "try:\n    main()\nexcept SystemExit as exc:\n    assert exc.code in (0, None), exc.code\n"
     )
     unwanted = ["pydantic", "pandas", "numba", "streameval.kernels.binary", "streameval.stats", "streameval.report.binary", "streameval.report.multiclass",
                 "streameval.sketch.multiclass", "streameval.metrics.functional"]
@@ -109,6 +114,11 @@ def test_monitor_report_imports_neither_pydantic_nor_the_modules_it_does_not_use
     with Store(store, read_only=True) as st:
         expected = SliceTable.from_sketchset(st.sketchset(), thresholds=[0.3, 0.5]).to_csv()
     assert out.read_text() == expected and expected.count("\n") == 3 * 3 + 1
+    with Store(store, read_only=True) as st:  # 2d before the newest window: the days 2026-11-02 and 11-03
+        assert st.newest_window() == _dt.datetime(2026, 11, 3, tzinfo=_dt.timezone.utc)
+        expected = SliceTable.from_sketchset(st.sketchset(since=_dt.datetime(2026, 11, 2, tzinfo=_dt.timezone.utc))).to_csv()
+    assert recent.read_text() == expected and expected.count("\n") == 2 * 3 + 1
+    assert "2026-11-01" not in expected
 
 
 def test_the_cell_layout_constants_are_the_kernels_and_numpys():
