@@ -117,10 +117,37 @@ def test_cell_values_written_in_merge_order_equal_the_gather(seed):
     values = rng.random((m, 4))
     cuts = np.unique(np.r_[0, rng.integers(0, m, int(rng.integers(0, 6))), m])
     table = pa.Table.from_batches([pa.record_batch({n: values[a:b, j] for j, n in enumerate(names)})
-                                   for a, b in zip(cuts[:-1], cuts[1:])])
+                                   for a, b in zip(cuts[:-1], cuts[1:], strict=True)])
     order = np.arange(m)
     if seed % 3:  # batches moved as blocks (the report by stored windows and slices), or any permutation
-        order = np.concatenate([np.arange(a, b) for a, b in rng.permutation(list(zip(cuts[:-1], cuts[1:])))]) \
+        order = np.concatenate([np.arange(a, b) for a, b in rng.permutation(list(zip(cuts[:-1], cuts[1:], strict=True)))]) \
             if seed % 3 == 1 else rng.permutation(m)
     got = _cell_values(table, order)
     assert np.array_equal(_bits(got), _bits(values[order]))
+
+
+def test_table_batches_stop_at_the_first_failure(monkeypatch):
+    """A batch that fails ends the table's work: the other thread takes no further batch (it ran
+    through every remaining batch before the error reached the caller, and so did Ctrl-C)."""
+    import streameval.report.slices as slices
+    from streameval.sketch.sketchset import SketchSet
+
+    n = 600
+    ss = SketchSet(["g"]).update({"g": np.arange(n) % 60}, np.arange(n) % 2, np.linspace(0.0, 1.0, n))
+    monkeypatch.setattr(slices, "_BATCH", 1)  # one group per batch: 60 batches
+    calls = []
+    real = slices._estimate_table
+
+    def first_fails(*args):
+        calls.append(1)
+        if len(calls) == 1:
+            raise RuntimeError("batch failed")
+        return real(*args)
+
+    monkeypatch.setattr(slices, "_estimate_table", first_fails)
+    with pytest.raises(RuntimeError, match="batch failed"):
+        slices.SliceTable.from_sketchset(ss)
+    assert len(calls) <= 3  # the failing batch and at most the one the other thread had begun
+    monkeypatch.setattr(slices, "_estimate_table", real)
+    table = slices.SliceTable.from_sketchset(ss).to_arrow()
+    assert table.column("g").to_pylist() == list(range(60)) and table.column("n_rows").to_pylist() == [10] * 60

@@ -158,16 +158,22 @@ def _batch_columns(sketches: SketchSet, thresholds: list[float], positive_if: st
         return areas, rates, est_columns, inexact
 
     lock = threading.Lock()
+    failed = threading.Event()  # set by a thread that raised (or was interrupted): the other stops too
     batches = enumerate(cell_batches(sketches, _BATCH))  # made one at a time, as the threads ask
 
     def worker() -> list[tuple[int, tuple[Parts, Parts, Parts, int]]]:
         done: list[tuple[int, tuple[Parts, Parts, Parts, int]]] = []
-        while True:
-            with lock:
-                item = next(batches, None)
-            if item is None:
-                return done
-            done.append((item[0], one(item[1])))
+        try:
+            while not failed.is_set():
+                with lock:
+                    item = next(batches, None)
+                if item is None:
+                    break
+                done.append((item[0], one(item[1])))
+        except BaseException:
+            failed.set()
+            raise
+        return done  # cut short only when the other thread raised, which then reaches the caller
 
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="streameval-table") as pool:
         theirs = pool.submit(worker)
