@@ -7,9 +7,10 @@ records its input) take most of the header's parse and checks. :class:`LeanFolde
 header written in the canonical form :func:`streameval.sketch.io.encode` writes (keys sorted, no
 spaces, every counter present), reads its counters and ``n_bins`` with one regular expression,
 and checks the rest (grid, labels, provenance) once per distinct text, kept in a small cache.
-The bins are then folded and checked by the same code as :func:`streameval.sketch.io.decode`
-with ``fold_into`` (:func:`streameval.sketch.io_fold.fold_checked`), and the file's labels and
-counters go straight into the running :class:`~streameval.sketch.binary_merge.Merger`.
+The bins are then folded and checked by the same decoders as :func:`streameval.sketch.io.decode`
+with ``fold_into``, :data:`BATCH_FILES` shards per compiled call (:func:`fold_batch`), the counter
+checks by :func:`streameval.sketch.io_fold.check_folded`, and the file's labels and counters go
+straight into the running :class:`~streameval.sketch.binary_merge.Merger`.
 
 Whatever the lean path does not recognise (another layout, version or grid, whitespace, a
 missing counter, a value the checks refuse) it hands back untouched, and ``merge_files`` loads
