@@ -354,3 +354,25 @@ def test_eval_saves_the_sketch_in_the_requested_format_version(tmp_path, log):
     cfg.write_text('save_sketch = "cfg.sketch"\nformat_version = 4\n')
     assert run(*base, "--config", cfg).exit_code == 0
     assert (tmp_path / "cfg.sketch").read_bytes()[8:10] == (4).to_bytes(2, "little")
+
+
+def test_eval_save_sketch_that_cannot_be_written_is_refused_before_reading(tmp_path, log):
+    """A sketch file --save-sketch cannot write (slices or windows: a set of sketches; --paired: no
+    sketch; --format-version of a multiclass sketch, which has one layout) is a usage error given
+    before the evaluation reads anything (a missing source is not reached), not a traceback or an
+    error after a long run; a sliced evaluation that could be saved gave an AttributeError."""
+    missing = tmp_path / "missing.parquet"
+    out = tmp_path / "s.sketch"
+    for source, extra, words in [
+        (missing, ("--by", "label"), "--by"),
+        (missing, ("--time", "t", "--window", "1d"), "--window"),
+        (missing, ("--score", "score", "--paired"), "--paired"),
+        (missing, ("--format-version", "4", "--score", "other"), "multiclass"),
+        (log, ("--by", "label"), "--by"),  # was: AttributeError after the evaluation
+    ]:
+        r = run("eval", source, "--score", "score", "--label", "label", "-q", "--save-sketch", out, *extra)
+        assert r.exit_code == 2, (extra, r.exit_code, r.stderr, r.exception)
+        assert words in r.stderr and "--save-sketch" in r.stderr, r.stderr
+        assert not out.exists()
+    r = run("eval", log, "--score", "score", "--label", "label", "-q", "--save-sketch", out, "--format-version", "1")
+    assert r.exit_code == 0 and out.read_bytes()[8:10] == (1).to_bytes(2, "little")

@@ -392,6 +392,17 @@ def eval_cmd(
     rule_text = rule.value if rule is not None else cfg.get("rule", ">=")
     if rule_text not in (">=", ">"):
         raise typer.BadParameter(f"unknown rule {rule_text!r}; use '>=' or '>'", param_hint="--rule")
+    if save is not None:  # a sketch file that cannot be written is refused before anything is read
+        from ..multiclass_eval import is_multiclass_score
+
+        kind = "--paired" if paired else "--by" if by_ else "--window" if pick(window, "window") else None
+        if kind is not None:
+            raise typer.BadParameter(f"--save-sketch writes one sketch; a {kind} evaluation has none to save yet "
+                                     "(`streameval monitor ingest` keeps sketches per window and slice)",
+                                     param_hint="--save-sketch")
+        if format_version_ is not None and not paired and is_multiclass_score(score_):
+            raise typer.BadParameter("several --score columns make a multiclass sketch, which --save-sketch writes in "
+                                     "its one layout: drop --format-version", param_hint="--format-version")
 
     def _on_engine() -> Any:
         if not srcs or sql_ is not None or pick(where, "where") or pick(table, "table"):
@@ -450,7 +461,7 @@ def eval_cmd(
                 row_id=row_id,
             )
         if save is not None:
-            if not hasattr(report.sketch, "save"):
+            if not hasattr(getattr(report, "sketch", None), "save"):
                 raise UsageError("--save-sketch is not available for this kind of evaluation yet")
             _save(report.sketch, save, format_version_)
             report.provenance["sketch_file"] = str(save)
