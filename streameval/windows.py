@@ -134,9 +134,15 @@ def _floor_utc(arr: Any, window: Window) -> Any:
     import numpy as np
     import pyarrow as pa
 
+    from .sources.base import numpy_view
+
     micros = arr.cast(pa.int64())
-    valid = None if micros.null_count == 0 else np.asarray(micros.is_valid())
-    v = np.asarray(micros.fill_null(0).to_numpy(zero_copy_only=False), dtype=np.int64)
+    if micros.null_count == 0:  # a view of the buffer: pyarrow's fill_null and to_numpy import pandas
+        valid = None
+        v = numpy_view(micros)
+    else:
+        valid = np.asarray(micros.is_valid())
+        v = np.asarray(micros.fill_null(0).to_numpy(zero_copy_only=False), dtype=np.int64)
     if window.unit in _MICROS:
         length = window.multiple * _MICROS[window.unit]
         origin = _MONDAY if window.unit == "week" else 0
@@ -150,7 +156,10 @@ def _floor_utc(arr: Any, window: Window) -> Any:
             length = window.multiple * _MONTHS[window.unit]
             months = months // length * length
         floored = _first_day_of_month(months) * _MICROS["day"]
-    return pa.array(floored, pa.timestamp("us", tz="UTC"), mask=None if valid is None else ~valid)
+    if valid is None:  # built from the buffer (pa.array, too, imports pandas)
+        floored = np.ascontiguousarray(floored, dtype=np.int64)
+        return pa.Array.from_buffers(pa.timestamp("us", tz="UTC"), floored.shape[0], [None, pa.py_buffer(floored)])
+    return pa.array(floored, pa.timestamp("us", tz="UTC"), mask=~valid)
 
 
 def _months_since_1970(days: Any) -> Any:

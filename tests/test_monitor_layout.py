@@ -92,7 +92,7 @@ def test_monitor_report_imports_neither_pydantic_nor_the_modules_it_does_not_use
     pd.DataFrame({"score": rng.random(n), "label": rng.random(n) < 0.3, "seg": rng.choice(["a", "b", "c"], n),
                   "ts": pd.Timestamp("2026-11-01", tz="UTC") + pd.to_timedelta(rng.integers(0, 3 * 86400, n), unit="s")}
                  ).to_parquet(tmp_path / "d.parquet")
-    store, out, recent = tmp_path / "m.duckdb", tmp_path / "r.csv", tmp_path / "since.csv"
+    store, out, recent, weekly = tmp_path / "m.duckdb", tmp_path / "r.csv", tmp_path / "since.csv", tmp_path / "1w.csv"
     with Store(store) as st:
         st.ingest([str(tmp_path / "d.parquet")], score="score", label="label", by=["seg"], time="ts", window="1d")
     code = (
@@ -107,6 +107,10 @@ def test_monitor_report_imports_neither_pydantic_nor_the_modules_it_does_not_use
         f"sys.argv = ['streameval', 'monitor', 'report', '--store', {str(store)!r}, '--since', '2d', '-f', 'csv', "
         f"'-o', {str(recent)!r}]\n"
         "try:\n    main()\nexcept SystemExit as exc:\n    assert exc.code in (0, None), exc.code\n"
+        # and days rolled up to weeks in UTC (windows' integer flooring: pyarrow's to_numpy and pa.array import pandas)
+        f"sys.argv = ['streameval', 'monitor', 'report', '--store', {str(store)!r}, '--window', '1w', '-f', 'csv', "
+        f"'-o', {str(weekly)!r}]\n"
+        "try:\n    main()\nexcept SystemExit as exc:\n    assert exc.code in (0, None), exc.code\n"
     )
     unwanted = ["pydantic", "pandas", "numba", "streameval.kernels.binary", "streameval.stats", "streameval.report.binary", "streameval.report.multiclass",
                 "streameval.sketch.multiclass", "streameval.metrics.functional"]
@@ -119,6 +123,10 @@ def test_monitor_report_imports_neither_pydantic_nor_the_modules_it_does_not_use
         expected = SliceTable.from_sketchset(st.sketchset(since=_dt.datetime(2026, 11, 2, tzinfo=_dt.timezone.utc))).to_csv()
     assert recent.read_text() == expected and expected.count("\n") == 2 * 3 + 1
     assert "2026-11-01" not in expected
+    with Store(store, read_only=True) as st:  # Sunday 2026-11-01 in the week of 10-26; 11-02 and 11-03 in the next
+        expected = SliceTable.from_sketchset(st.sketchset(window="1w")).to_csv()
+    assert weekly.read_text() == expected and expected.count("\n") == 2 * 3 + 1
+    assert "\n2026-10-26 00:00:00.000000Z," in expected and "\n2026-11-02 00:00:00.000000Z," in expected
 
 
 def test_the_cell_layout_constants_are_the_kernels_and_numpys():
