@@ -109,7 +109,7 @@ def test_monitor_report_imports_neither_pydantic_nor_the_modules_it_does_not_use
         "try:\n    main()\nexcept SystemExit as exc:\n    assert exc.code in (0, None), exc.code\n"
         # and days rolled up to weeks in UTC (windows' integer flooring: pyarrow's to_numpy and pa.array import pandas)
         f"sys.argv = ['streameval', 'monitor', 'report', '--store', {str(store)!r}, '--window', '1w', '-f', 'csv', "
-        f"'-o', {str(weekly)!r}]\n"
+        f"'--reference', '2d', '-o', {str(weekly)!r}]\n"  # psi against the last 2 days: no compiled merge
         "try:\n    main()\nexcept SystemExit as exc:\n    assert exc.code in (0, None), exc.code\n"
     )
     unwanted = ["pydantic", "pandas", "numba", "streameval.kernels.binary", "streameval.stats", "streameval.report.binary", "streameval.report.multiclass",
@@ -124,8 +124,9 @@ def test_monitor_report_imports_neither_pydantic_nor_the_modules_it_does_not_use
     assert recent.read_text() == expected and expected.count("\n") == 2 * 3 + 1
     assert "2026-11-01" not in expected
     with Store(store, read_only=True) as st:  # Sunday 2026-11-01 in the week of 10-26; 11-02 and 11-03 in the next
-        expected = SliceTable.from_sketchset(st.sketchset(window="1w")).to_csv()
-    assert weekly.read_text() == expected and expected.count("\n") == 2 * 3 + 1
+        last_days = st.sketchset(window="all", since=_dt.datetime(2026, 11, 2, tzinfo=_dt.timezone.utc))
+        expected = SliceTable.from_sketchset(st.sketchset(window="1w"), reference=last_days).to_csv()
+    assert weekly.read_text() == expected and expected.count("\n") == 2 * 3 + 1 and ',"psi"' in expected
     assert "\n2026-10-26 00:00:00.000000Z," in expected and "\n2026-11-02 00:00:00.000000Z," in expected
 
 

@@ -8,15 +8,20 @@ reference group of the same slice values. Split from :mod:`.sketchset`.
 
 from __future__ import annotations
 
-from typing import Any, Callable, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 import numpy as np
 
 from ..errors import IncompatibleGridError, InputError
 from ..inputs import LabelEncoder
-from ..kernels import grouped
-from .binary_merge import merge_labels as _merge_labels
+from ..inputs import merge_labels as _merge_labels
+from ..lazy import lazy_module
 from .sketchset import SketchSet
+
+if TYPE_CHECKING:
+    from ..kernels import grouped
+else:  # compiled, loaded by the first merge: psi (a report's drift column) needs no Numba
+    grouped = lazy_module("streameval.kernels.grouped")
 
 __all__ = ["remap", "psi"]
 
