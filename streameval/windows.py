@@ -137,10 +137,9 @@ def _floor_utc(arr: Any, window: Window) -> Any:
     from .sources.base import numpy_view
 
     micros = arr.cast(pa.int64())
-    if micros.null_count == 0:  # a view of the buffer: pyarrow's fill_null and to_numpy import pandas
-        valid = None
-        v = numpy_view(micros)
-    else:
+    valid = None
+    v = numpy_view(micros)  # a view of the buffer without nulls: pyarrow's fill_null and to_numpy import pandas
+    if not isinstance(v, np.ndarray):
         valid = np.asarray(micros.is_valid())
         v = np.asarray(micros.fill_null(0).to_numpy(zero_copy_only=False), dtype=np.int64)
     if window.unit in _MICROS:
