@@ -403,9 +403,10 @@ def _corpus(tmp_path, rng, n: int = 23):
 
 
 @pytest.mark.parametrize("threads", [1, 2])
-@pytest.mark.parametrize("batch", [1, 3, 32])
-def test_batches_of_any_size_give_the_sequential_merge(tmp_path, monkeypatch, threads, batch):
+@pytest.mark.parametrize(("batch", "nbytes"), [(1, 4 << 20), (3, 4 << 20), (32, 4 << 20), (32, 5000)])
+def test_batches_of_any_size_give_the_sequential_merge(tmp_path, monkeypatch, threads, batch, nbytes):
     monkeypatch.setattr(fold_files, "BATCH_FILES", batch)
+    monkeypatch.setattr(fold_files, "BATCH_BYTES", nbytes)  # 5,000: a batch ends at its second shard or so
     paths = _corpus(tmp_path, np.random.default_rng(50))
     got, got_warnings = _merge(paths, threads)
     want, want_warnings = _reference(paths)

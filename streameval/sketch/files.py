@@ -129,7 +129,7 @@ def merge_files(paths: Sequence[str | os.PathLike[str]], *, strict: bool = False
     from ..errors import UsageError
     from .binary import BinarySketch, cpu_count, load, merge
     from .binary_merge import Merger, fold_inputs
-    from .fold_files import BATCH_FILES, LeanFolder, Shard, fold_batch
+    from .fold_files import BATCH_BYTES, BATCH_FILES, LeanFolder, Shard, fold_batch
     from .io import read_sketch_file
     from .multiclass import MulticlassSketch
     from .provenance import InputsFold
@@ -174,6 +174,7 @@ def merge_files(paths: Sequence[str | os.PathLike[str]], *, strict: bool = False
         current = -1  # the file being folded: a merge error is that file's
         merger = Merger(first)
         batch: list[tuple[int, Shard]] = []  # shards read and checked up to their bins, in order
+        pending = [0]  # the batch's payload bytes
 
         def add(i: int, shard: Shard, totals: tuple[float, float]) -> None:
             nonlocal current
@@ -190,6 +191,7 @@ def merge_files(paths: Sequence[str | os.PathLike[str]], *, strict: bool = False
                 return True
             items = list(batch)
             batch.clear()
+            pending[0] = 0
             done, sums, counts = fold_batch([shard for _, shard in items], merger.dense)
             for j, (i, shard) in enumerate(items):
                 try:
@@ -225,7 +227,8 @@ def merge_files(paths: Sequence[str | os.PathLike[str]], *, strict: bool = False
                     return None
                 if shard is not None and not shard.compressed:  # the common case: batched
                     batch.append((i, shard))
-                    if len(batch) >= BATCH_FILES and not flush():
+                    pending[0] += len(shard.stored)
+                    if (len(batch) >= BATCH_FILES or pending[0] >= BATCH_BYTES) and not flush():
                         return None
                     continue
                 if not flush():  # in file order: a file loaded whole may change the grid

@@ -37,7 +37,7 @@ from .io_fold import check_folded, check_room, fold_checked
 from .io_header import _DECODER, _counters, _meta, _parse_header, _weight_sq, check_grid_size
 from .io_header import _cached_grid as _grid_of
 
-__all__ = ["LeanFolder", "Static", "Shard", "fold_batch", "BATCH_FILES"]
+__all__ = ["LeanFolder", "Static", "Shard", "fold_batch", "BATCH_FILES", "BATCH_BYTES"]
 
 # JSON numbers as the json module reads them: an integer (int) unless a fraction or an exponent
 # follows (float). Counters are non-negative, so no sign; integers of at most 19 digits (the
@@ -238,6 +238,9 @@ class Shard(NamedTuple):
 
 BATCH_FILES = 32
 """Shards :func:`streameval.sketch.files.merge_files` folds per compiled call."""
+BATCH_BYTES = 4 << 20
+"""... or fewer, once their payloads reach this many bytes (a batch holds its files' bytes twice:
+as read and copied together)."""
 
 
 def fold_batch(shards: list[Shard], state: np.ndarray) -> tuple[int, np.ndarray, np.ndarray]:
