@@ -54,8 +54,9 @@ def test_clear_errors():
         sed.evaluate(ddf, score="p,w", label="y", by="status")
 
 
-def test_local_cluster():
-    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster, \
+@pytest.mark.parametrize("processes", [False, pytest.param(True, marks=pytest.mark.slow)])  # worker processes
+def test_local_cluster(processes):  # load (or compile, in a fresh install) the kernels: ~45 s, the slow suite
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=processes, dashboard_address=None) as cluster, \
             Client(cluster):
         df = frame(seed=2)
         r = sed.evaluate(dd.from_pandas(df, npartitions=16), score="p", label="y")

@@ -98,11 +98,13 @@ def test_monitor_report_imports_neither_pydantic_nor_the_modules_it_does_not_use
     code = (
         "import os, sys\n"
         "os.environ.pop('NUMPY_MADVISE_HUGEPAGE', None)\n"
+        "os.environ.pop('OPENBLAS_NUM_THREADS', None)\n"
         "from streameval.cli.main import main\n"
         f"sys.argv = ['streameval', 'monitor', 'report', '--store', {str(store)!r}, '-t', '0.3,0.5', '-f', 'csv', "
         f"'-o', {str(out)!r}]\n"
         "try:\n    main()\nexcept SystemExit as exc:\n    assert exc.code in (0, None), exc.code\n"
         "assert os.environ['NUMPY_MADVISE_HUGEPAGE'] == '0'  # set before NumPy's import: no huge-page advice\n"
+        "assert os.environ['OPENBLAS_NUM_THREADS'] == '1'  # and one BLAS thread\n"
         # issue 11's example has --since: the newest window is read back (its to_pylist imported pandas)
         f"sys.argv = ['streameval', 'monitor', 'report', '--store', {str(store)!r}, '--since', '2d', '-f', 'csv', "
         f"'-o', {str(recent)!r}]\n"

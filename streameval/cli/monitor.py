@@ -32,17 +32,22 @@ def _shared() -> Any:
     return cli
 
 
-def _small_pages() -> None:
-    """Ask NumPy not to advise huge pages for this process's arrays (a reading command's arrays are
-    written once and scanned once or twice: no gain from fewer TLB misses, while a huge-page fault
-    costs far more than 512 small ones where memory is fragmented, as on virtual machines: on
-    this machine a fresh 58 MB array took 229-242 ms to fill with the advice, 65-67 ms without).
-    NumPy reads ``NUMPY_MADVISE_HUGEPAGE`` when it is imported, so this runs before any import
-    of it; the results are the same either way."""
+def _reading_process() -> None:
+    """Set NumPy up for a command that reads a store (before NumPy is imported; the results are
+    the same either way; variables the user set are left as they are):
+
+    - no huge-page advice (``NUMPY_MADVISE_HUGEPAGE=0``): the command's arrays are written once
+      and scanned once or twice, so fewer TLB misses gain nothing, while a huge-page fault costs
+      far more than 512 small ones where memory is fragmented, as on virtual machines (here a
+      fresh 58 MB array took 229-242 ms to fill with the advice, 65-67 ms without);
+    - one OpenBLAS thread (``OPENBLAS_NUM_THREADS=1``): nothing here multiplies matrices, and
+      starting its threads cost ~0.1 s of CPU per process on this 2-core machine.
+    """
     if "numpy" not in sys.modules:
         import os
 
         os.environ.setdefault("NUMPY_MADVISE_HUGEPAGE", "0")
+        os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 
 @monitor_app.command("ingest", cls=PlainCommand)
@@ -131,7 +136,7 @@ def report_cmd(
         raise typer.BadParameter(f"unknown format {fmt!r}", param_hint="--format") from None
 
     def body() -> None:
-        _small_pages()
+        _reading_process()
         from ..monitor.alerts import parse_period, parse_since
         from ..monitor.store import Store
         from ..report.slices import SliceTable
@@ -189,7 +194,7 @@ def check_cmd(
     cli = _shared()
 
     def body() -> None:
-        _small_pages()
+        _reading_process()
         from ..monitor import Store, check
 
         with Store(store, read_only=True) as st:
