@@ -424,16 +424,9 @@ class SketchSet:
         ``labelled=None`` counts every row, True only labelled rows, False only unlabelled ones.
         See :func:`streameval.stats.score_drift`.
         """
-        code, cell = self._group_cells(self._gid(key))
-        cls = code % 3
-        keep = np.ones(code.shape[0], bool) if labelled is None else ((cls != UNLABELLED) == labelled)
-        bins, inverse = np.unique(code[keep] // 3, return_inverse=True)
-        inverse = inverse.reshape(-1)
-        lo = np.full(bins.shape[0], np.inf)
-        hi = np.full(bins.shape[0], -np.inf)
-        np.minimum.at(lo, inverse, cell[keep, 1])
-        np.maximum.at(hi, inverse, cell[keep, 2])
-        return bins, np.bincount(inverse, weights=cell[keep, 0], minlength=bins.shape[0]), lo, hi
+        from .sketchset_estimate import score_histogram
+
+        return score_histogram(self, self._gid(key), labelled)
 
     def unlabelled_estimate(self, key: Key | Any) -> BinarySketch:
         """Estimated performance of a group's unlabelled rows, assuming calibrated scores.
@@ -450,29 +443,9 @@ class SketchSet:
         ValueError
             If an unlabelled score lies outside [0, 1] (not a probability).
         """
-        gid = self._gid(key)
-        code, cell = self._group_cells(gid)
-        mine = (code % 3) == UNLABELLED
-        code, cell = code[mine], cell[mine]
-        if cell.shape[0] and (cell[:, 1].min() < 0 or cell[:, 2].max() > 1):
-            raise ValueError("estimated performance needs probabilities; some unlabelled scores lie outside [0, 1]")
-        bins = code // 3
-        values = kernels.empty_values(bins.shape[0])
-        pos = np.clip(cell[:, 3], 0.0, cell[:, 0])  # expected positive weight: the score sum
-        mean = cell[:, 3] / cell[:, 0]  # cells hold positive weight only
-        for c, weight in ((1, pos), (0, cell[:, 0] - pos)):
-            has = weight > 0
-            values[has, c, 0] = weight[has]
-            values[has, c, 1] = cell[has, 1]
-            values[has, c, 2] = cell[has, 2]
-            values[has, c, 3] = weight[has] * mean[has]
-        from .binary import BinarySketch
+        from .sketchset_estimate import unlabelled_estimate
 
-        out = BinarySketch(self.grid)
-        occupied = (values[:, :, 0] > 0).any(axis=1)
-        out._keys, out._values = bins[occupied], values[occupied]
-        out.counters.update({"n_rows": int(self._ctr[gid, 4]), "weighted": True})
-        return out
+        return unlabelled_estimate(self, self._gid(key))
 
     def counts(self, key: Key | Any) -> dict[str, int | float]:
         """A group's row counters: rows, NaN scores, zero weights, unlabelled rows, ..."""
@@ -596,20 +569,9 @@ class SketchSet:
         SketchSet
             Exactly the set that grouping the same rows by the coarser key would have built.
         """
-        names = self.key_names if by is None else tuple(by)
-        unknown = [n for n in names if n not in self.key_names]
-        if unknown:
-            raise UsageError(f"cannot roll up by {unknown}: the keys are {list(self.key_names)}")
-        pos = [self.key_names.index(n) for n in names]
+        from .sketchset_merge import rollup
 
-        def coarser(key: Key) -> Key:
-            if window is not None and key:
-                key = (window(key[0]), *key[1:])
-            return tuple(key[i] for i in pos)
-
-        from .sketchset_merge import remap
-
-        return remap([self], names, coarser, self.max_groups)
+        return rollup(self, by, window)
 
     def to_bytes(self) -> bytes:
         """The set as versioned, checked bytes (:mod:`streameval.sketch.sketchset_io`)."""

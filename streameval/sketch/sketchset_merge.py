@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 import numpy as np
 
-from ..errors import IncompatibleGridError, InputError
+from ..errors import IncompatibleGridError, InputError, UsageError
 from ..inputs import LabelEncoder
 from ..inputs import merge_labels as _merge_labels
 from ..lazy import lazy_module
@@ -63,6 +63,29 @@ def remap(sets: Sequence[SketchSet], names: tuple[str, ...], key_of: Callable[[K
                                                len(out._keys), span)
     return out
 
+
+
+def rollup(ss: SketchSet, by: Sequence[str] | None, window: Callable[[Any], Any] | None) -> SketchSet:
+    """:meth:`SketchSet.rollup`: the groups merged into those of the key parts ``by`` (all when
+    None), the first part mapped by ``window`` when given.
+
+    Raises
+    ------
+    UsageError
+        A name in ``by`` that is not one of the set's keys.
+    """
+    names = ss.key_names if by is None else tuple(by)
+    unknown = [n for n in names if n not in ss.key_names]
+    if unknown:
+        raise UsageError(f"cannot roll up by {unknown}: the keys are {list(ss.key_names)}")
+    pos = [ss.key_names.index(n) for n in names]
+
+    def coarser(key: Key) -> Key:
+        if window is not None and key:
+            key = (window(key[0]), *key[1:])
+        return tuple(key[i] for i in pos)
+
+    return remap([ss], names, coarser, ss.max_groups)
 
 def psi(current: SketchSet, reference: SketchSet, buckets: int) -> np.ndarray:
     """:meth:`SketchSet.psi`: each group of ``current`` against the reference group of its slice values."""
