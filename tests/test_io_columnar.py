@@ -337,6 +337,7 @@ print("ok", refused)
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="mprotect through libc: Linux only")
+@pytest.mark.slow  # a child process under guard pages, ~15 s (the slow suite runs in CI too)
 def test_lengths_read_as_negative_never_move_a_list_outside_the_payload():
     import subprocess
 
