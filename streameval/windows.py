@@ -155,10 +155,19 @@ def _floor_utc(arr: Any, window: Window) -> Any:
             length = window.multiple * _MONTHS[window.unit]
             months = months // length * length
         floored = _first_day_of_month(months) * _MICROS["day"]
-    if valid is None:  # built from the buffer (pa.array, too, imports pandas)
-        floored = np.ascontiguousarray(floored, dtype=np.int64)
-        return pa.Array.from_buffers(pa.timestamp("us", tz="UTC"), floored.shape[0], [None, pa.py_buffer(floored)])
+    if valid is None:
+        return utc_micros(floored)
     return pa.array(floored, pa.timestamp("us", tz="UTC"), mask=~valid)
+
+
+def utc_micros(micros: Any) -> Any:
+    """Microseconds since the epoch (an integer NumPy array, no nulls) as an Arrow
+    ``timestamp("us", tz="UTC")`` array built from their buffer (``pa.array`` imports pandas)."""
+    import numpy as np
+    import pyarrow as pa
+
+    values = np.ascontiguousarray(micros, dtype=np.int64)
+    return pa.Array.from_buffers(pa.timestamp("us", tz="UTC"), values.shape[0], [None, pa.py_buffer(values)])
 
 
 def _months_since_1970(days: Any) -> Any:

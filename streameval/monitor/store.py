@@ -38,7 +38,7 @@ from ..inputs import LabelEncoder
 from ..inputs import merge_labels as _merge_labels
 from ..inputs import plain_value as _plain
 from ..sketch.sketchset import DEFAULT_MAX_GROUPS, SketchSet
-from ..windows import parse_window, window_starts
+from ..windows import parse_window, utc_micros, window_starts
 from .layout import CELLS_DDL, GROUPS_DDL, _pylist, insert_tables, read_sketchset
 
 __all__ = ["Store", "StoreBusyError", "IngestResult", "STORE_SCHEMA_VERSION"]
@@ -437,7 +437,6 @@ def _window_mapper(win: Any, tz: str | None) -> Any:
     from buffers and read back by :func:`.layout._pylist`: ``pa.array`` and ``to_pylist`` of zoned
     timestamps import pandas (~0.3 s of a report's start)."""
     import numpy as np
-    import pyarrow as pa
 
     cache: dict[Any, Any] = {}
     epoch = _dt.datetime(1970, 1, 1, tzinfo=_dt.timezone.utc)
@@ -446,8 +445,7 @@ def _window_mapper(win: Any, tz: str | None) -> Any:
         if start is None:
             return None
         if start not in cache:
-            micros = np.array([(start - epoch) // _dt.timedelta(microseconds=1)], dtype=np.int64)
-            arr = pa.Array.from_buffers(pa.timestamp("us", tz="UTC"), 1, [None, pa.py_buffer(micros)])
+            arr = utc_micros(np.array([(start - epoch) // _dt.timedelta(microseconds=1)]))
             cache[start] = _pylist(window_starts(arr, win, tz))[0]
         return cache[start]
 
