@@ -110,3 +110,45 @@ def test_cli_merge_writes_the_requested_format_version(tmp_path) -> None:
     assert streameval.load(tmp_path / "new.sketch") == streameval.load(one)
     r = CliRunner().invoke(app, ["merge", str(one), "-o", str(tmp_path / "x.sketch"), "--format-version", "2"])
     assert r.exit_code != 0 and "3, 4 or 1" in r.output
+
+
+def test_cli_merge_refuses_format_version_for_multiclass_before_loading(tmp_path, monkeypatch) -> None:
+    """--format-version on multiclass sketches is a usage error given from the first file's header,
+    before any file is loaded or merged (it used to fail only after the whole merge)."""
+    rng = np.random.default_rng(1)
+    for i in range(2):
+        y = rng.integers(0, 3, 200)
+        p = rng.dirichlet(np.ones(3), 200)
+        streameval.MulticlassSketch().update(y, p).save(tmp_path / f"m{i}.sketch")
+    import streameval.sketch.files as files
+
+    def never(*args, **kwargs):
+        raise AssertionError("merge_files called")
+
+    monkeypatch.setattr(files, "merge_files", never)
+    out = tmp_path / "all.sketch"
+    r = CliRunner().invoke(app, ["merge", str(tmp_path / "m0.sketch"), str(tmp_path / "m1.sketch"), "-o", str(out),
+                                 "--format-version", "4"])
+    assert r.exit_code == 2, (r.exit_code, r.output)
+    assert "multiclass" in r.output and "m0.sketch" in r.output and "--format-version" in r.output
+    assert not out.exists()
+    monkeypatch.undo()
+    r = CliRunner().invoke(app, ["merge", str(tmp_path / "m0.sketch"), str(tmp_path / "m1.sketch"), "-o", str(out)])
+    assert r.exit_code == 0, r.output
+    assert streameval.load(out).n_rows == 400
+
+
+def test_file_kind_reads_the_header_only(tmp_path) -> None:
+    from streameval.errors import SketchFormatError
+    from streameval.sketch.files import file_kind
+
+    _shards(tmp_path, n=1)
+    assert file_kind(tmp_path / "day" / "h00.sketch") == "binary"
+    streameval.MulticlassSketch().update([0, 1, 2], np.eye(3)).save(tmp_path / "m.sketch")
+    assert file_kind(tmp_path / "m.sketch") == "multiclass"
+    head = (tmp_path / "m.sketch").read_bytes()
+    (tmp_path / "cut.sketch").write_bytes(head[:20])
+    with pytest.raises(SketchFormatError, match="cut.sketch"):
+        file_kind(tmp_path / "cut.sketch")
+    with pytest.raises(SketchFormatError, match="notes.txt"):
+        file_kind(tmp_path / "day" / "notes.txt")

@@ -499,10 +499,13 @@ def merge_cmd(
     def body() -> None:
         import warnings
 
-        from ..sketch.files import expand_sketch_paths, merge_files
+        from ..sketch.files import expand_sketch_paths, file_kind, merge_files
         from ..sketch.provenance import DuplicateInputWarning
 
         files = expand_sketch_paths(sketches)
+        if format_version is not None and files and file_kind(files[0]) != "binary":
+            raise UsageError(f"--format-version applies to binary sketches; {files[0]} is a multiclass sketch, "
+                             "which has one layout: drop --format-version")
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always", DuplicateInputWarning)
             merged = merge_files(files, strict=strict, threads=threads)

@@ -18,7 +18,7 @@ from collections import deque
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any, Generator, Iterator, Sequence
 
-__all__ = ["SKETCH_SUFFIXES", "expand_sketch_paths", "iter_loaded", "merge_files"]
+__all__ = ["SKETCH_SUFFIXES", "expand_sketch_paths", "file_kind", "iter_loaded", "merge_files"]
 
 SKETCH_SUFFIXES = (".sketch", ".sevsk")
 """File name endings taken from a folder (files named explicitly may have any name)."""
@@ -50,6 +50,27 @@ def expand_sketch_paths(paths: Sequence[str | os.PathLike[str]]) -> list[str]:
         else:
             out.append(p)
     return out
+
+
+def file_kind(path: str | os.PathLike[str]) -> Any:
+    """The ``sketch`` field of a sketch file's header (``"binary"``, ``"multiclass"``), reading only
+    the 16-byte prefix and the header: a command can refuse an option that does not apply to the
+    files before it loads them.
+
+    Raises
+    ------
+    SketchFormatError
+        If the prefix or the header is unreadable (the message names the file).
+    OSError
+        If the file cannot be opened.
+    """
+    from .io import _PREFIX, _check_prefix, sketch_kind
+
+    source = os.fspath(path)
+    with open(source, "rb") as f:
+        prefix = f.read(_PREFIX.size)
+        _, hlen = _check_prefix(prefix, source)
+        return sketch_kind(prefix + f.read(hlen), source)
 
 
 def iter_loaded(paths: Sequence[str], threads: int | None = None, ahead: int | None = None) -> Generator[Any, None, None]:
