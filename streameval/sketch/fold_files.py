@@ -21,7 +21,10 @@ and build the same values (the same JSON number grammar and conversions, the sam
 
 from __future__ import annotations
 
+import os
 import re
+import stat
+import struct
 import threading
 from typing import Any, NamedTuple
 
@@ -31,13 +34,14 @@ from ..errors import SketchFormatError
 from ..grid import Grid
 from ..inputs import LabelEncoder
 from . import io
-from .io_checks import REL_TOL
-from .io_compact import _summary, check_state
+from .io_checks import MAX_TOTAL_WEIGHT, REL_TOL
+from .io_columnar import max_columnar_bytes
+from .io_compact import _summary, check_state, max_compact_bytes
 from .io_fold import check_folded, check_room, fold_checked
-from .io_header import _DECODER, _counters, _meta, _parse_header, _weight_sq, check_grid_size
+from .io_header import _DECODER, MAX_COUNT, _meta, _parse_header, _weight_sq, max_grid_bins
 from .io_header import _cached_grid as _grid_of
 
-__all__ = ["LeanFolder", "Static", "Shard", "fold_batch", "BATCH_FILES", "BATCH_BYTES"]
+__all__ = ["LeanFolder", "Static", "Shard", "fold_batch", "BATCH_FILES", "BATCH_BYTES", "READ_MAX"]
 
 # JSON numbers as the json module reads them: an integer (int) unless a fraction or an exponent
 # follows (float). Counters are non-negative, so no sign; integers of at most 19 digits (the
@@ -51,7 +55,18 @@ _HEADER = re.compile(
     + rb'(?:,"weight_sq":\[' + _NUM + rb"," + _NUM + rb"\])?\}",
     re.DOTALL,
 )
-_NAMES = ("brier_sum", "log_loss_sum", "n_nan", "n_outside", "n_rows", "n_zero_weight", "prob_weight")
+_FLOAT_MAX = MAX_TOTAL_WEIGHT * 40
+"""The float counters' upper limit (``io_header._counters``: log loss <= 36.04 x weight)."""
+READ_MAX = 1 << 20
+"""Files of at most this many bytes are read into a batch buffer (``io.read_sketch_file`` reads
+regular files up to this size in one read, too)."""
+try:  # as streameval.sketch.io checks it
+    from isal.isal_zlib import crc32 as _crc32
+except ImportError:  # pragma: no cover - isal is a dependency where it has wheels
+    from zlib import crc32 as _crc32
+_OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_BINARY", 0)
+_U64 = struct.Struct("<Q")
+_U32 = struct.Struct("<I")
 _CACHE_SIZE = 256
 """Distinct grid-and-meta texts kept per merge (a folder of shards of one job has one)."""
 
@@ -66,11 +81,30 @@ class Static(NamedTuple):
     inputs: list[dict[str, Any]]
     dropped: int
     listed: bool
+    n_bins: int
 
 
 def _number(token: bytes) -> int | float:
     """A JSON number token as the json module reads it (digits only: an integer)."""
     return int(token) if token.isdigit() else float(token)
+
+
+def _counters(g: tuple[Any, ...]) -> dict[str, Any] | None:
+    """The counters of a header :data:`_HEADER` matched (groups ``g``), as
+    ``io_header._counters`` builds them from the parsed JSON (the same keys in the same order, the
+    same values); None where that function may refuse them (then the general path decides).
+
+    The pattern admits only unsigned JSON numbers, so only the upper limits are left to check:
+    integers up to 2**63 - 1, the float counters' values (an int token compared as an int, as the
+    general check compares it) up to :data:`_FLOAT_MAX` (``1e999`` reads as inf and fails it).
+    """
+    n_nan, n_outside, n_rows, n_zero = int(g[2]), int(g[3]), int(g[4]), int(g[5])
+    pw, brier, log_loss = _number(g[6]), _number(g[0]), _number(g[1])
+    if max(n_nan, n_outside, n_rows, n_zero) > MAX_COUNT or not max(pw, brier, log_loss) <= _FLOAT_MAX:
+        return None
+    return {"n_rows": n_rows, "n_nan": n_nan, "n_zero_weight": n_zero, "n_outside": n_outside,
+            "prob_weight": float(pw), "brier_sum": float(brier), "log_loss_sum": float(log_loss),
+            "weighted": g[7] == b"true"}
 
 
 def _cut_inputs(text: bytes) -> tuple[bytes, Any] | None:
@@ -101,6 +135,63 @@ class LeanFolder:
     def __init__(self) -> None:
         self._static: dict[bytes, Static] = {}
         self._lock = threading.Lock()
+        self._max_bins = 0
+        self._caps: dict[tuple[int, int], int] = {}
+        self.refresh()
+
+    def refresh(self) -> None:
+        """Read the grid-size limit (:func:`~streameval.sketch.io_header.max_grid_bins`, from the
+        environment) again; ``merge_files`` calls it once per batch. The lean framing check
+        (:meth:`framed`) and the grid check use it; with an unusable limit every file goes the
+        general way, which names the problem."""
+        try:
+            bins = max_grid_bins()
+        except Exception:  # noqa: BLE001 - the general path raises it, for each file
+            self._max_bins, self._caps = 0, {}
+            return
+        caps = {}
+        for version, raw in ((io.COMPACT_VERSION, max_compact_bytes(bins)), (io.COLUMNAR_VERSION, max_columnar_bytes(bins))):
+            caps[version, 0] = raw
+            caps[version, io.FLAG_ZLIB] = raw + (raw >> 10) + 64
+        self._max_bins, self._caps = bins, caps
+
+    @staticmethod
+    def read_into(path: str, view: memoryview, at: int) -> int | None:
+        """Read the regular file ``path`` into ``view[at:]`` (uint8) in one read: its length, or
+        None when it is not a regular file of 28 to :data:`READ_MAX` bytes that fits there, or
+        anything fails or changes on the way (the caller reads it the general way, which names
+        any problem; nothing is opened for a file that is not regular, so a named pipe is
+        opened once, by the general path)."""
+        try:
+            st = os.stat(path)
+            size = st.st_size
+            if not stat.S_ISREG(st.st_mode) or not 28 <= size <= READ_MAX or at + size + 1 > len(view):
+                return None
+            fd = os.open(path, _OPEN_FLAGS)
+            try:
+                n = os.readv(fd, [view[at:at + size + 1]])
+            finally:
+                os.close(fd)
+        except OSError:
+            return None
+        return n if n == size else None
+
+    def framed(self, view: memoryview) -> tuple[int, int, int, int] | None:
+        """:func:`streameval.sketch.io.frame` of a whole file's bytes when they are a framed
+        version-3 or version-4 file that passes it (the prefix, the lengths against the caps and
+        the size, the CRC); None for anything else (nothing raised: the general path decides)."""
+        n = len(view)
+        if n < 28:
+            return None
+        magic, version, flags, hlen = io._PREFIX.unpack_from(view, 0)
+        cap = self._caps.get((version, flags))
+        if cap is None or magic != io.MAGIC or hlen > io._MAX_HEADER or n < 16 + hlen + 12:
+            return None
+        off = 16 + hlen
+        end = off + 8 + _U64.unpack_from(view, off)[0]
+        if end - off - 8 > cap or n != end + 4 or _crc32(view[:end]) != _U32.unpack_from(view, end)[0]:
+            return None
+        return version, flags, off, end
 
     def static(self, text: bytes, source: str | None) -> Static | None:
         """The checked grid and meta of ``text`` (``"grid":...,"meta":...``), or None when the
@@ -143,15 +234,18 @@ class LeanFolder:
             labels = LabelEncoder(meta.get("pos_label"), meta.get("neg_label"))
         except Exception:  # noqa: BLE001 - whatever it is, the general path meets it and reports it
             return None
-        got = Static(grid, labels, inputs, dropped, "inputs" in meta)
+        got = Static(grid, labels, inputs, dropped, "inputs" in meta, grid.n_bins)
         with self._lock:
             if len(self._static) < _CACHE_SIZE:
                 self._static[text] = got
         return got
 
-    def prepare(self, data: bytes, source: str, merger: Any) -> Shard | None:
+    def prepare(self, data: bytes | memoryview, source: str, merger: Any, framed: tuple[int, int, int, int] | None = None,
+                at: int = -1) -> Shard | None:
         """Check the file ``data`` (as :func:`streameval.sketch.io.read_sketch_file` returns it)
         up to its bins, when its header is one the lean path reads and its grid is ``merger``'s.
+        ``framed``: what :meth:`framed` gave for ``data``, if called; ``at``: where ``data``
+        starts in a batch buffer (:func:`fold_batch`), if it lies in one.
 
         Returns
         -------
@@ -164,10 +258,10 @@ class LeanFolder:
             As :func:`streameval.load`, for the framing and the payload's length.
         """
         view = memoryview(data)
-        version, flags, off, end = io.frame(view, source)
+        version, flags, off, end = framed or self.framed(view) or io.frame(view, source)
         if version != io.COLUMNAR_VERSION and version != io.COMPACT_VERSION:
             return None
-        match = _HEADER.fullmatch(data, 16, off)
+        match = _HEADER.fullmatch(view, 16, off)
         if match is None:
             return None
         g = match.groups()
@@ -175,20 +269,18 @@ class LeanFolder:
         if static is None or not (static.grid is merger.grid or static.grid == merger.grid):
             return None
         k = int(g[9])
-        raw: dict[str, Any] = {name: _number(token) for name, token in zip(_NAMES, g, strict=False)}
-        raw["weighted"] = g[7] == b"true"
-        try:
-            check_grid_size(static.grid, source)  # its limit may have changed since it was cached
-            if not k <= static.grid.n_bins:
-                return None
-            counters = _counters(raw, source)
-            if g[10] is not None:
-                _weight_sq([_number(g[10]), _number(g[11])], counters, source)
-        except SketchFormatError:
+        counters = _counters(g)  # as io_header._counters gives them, or None where it may refuse
+        if counters is None or not (static.n_bins <= self._max_bins and k <= static.n_bins):  # the limit read per batch
             return None
+        if g[10] is not None:
+            try:
+                _weight_sq([_number(g[10]), _number(g[11])], counters, source)
+            except SketchFormatError:
+                return None
         columnar, compressed = version == io.COLUMNAR_VERSION, bool(flags & io.FLAG_ZLIB)
         check_room(end - off - 8, columnar, compressed, k, source)
-        return Shard(source, static, counters, view[off + 8:end], k, columnar, compressed)
+        return Shard(source, static, counters, view[off + 8:end], k, columnar, compressed,
+                     at + off + 8 if at >= 0 else -1)
 
     def fold(self, data: bytes, source: str, merger: Any) -> tuple[Static, dict[str, Any], tuple[float, float]] | None:
         """:meth:`prepare` the file, then fold its bins into ``merger``'s dense state with every
@@ -222,6 +314,8 @@ class Shard(NamedTuple):
     k: int
     columnar: bool
     compressed: bool
+    at: int
+    """Where the payload starts in the batch buffer it was read into, or -1."""
 
     def fold(self, state: np.ndarray) -> tuple[float, float]:
         """Fold the bins into ``state`` with every check a load makes: their negative and positive
@@ -239,13 +333,14 @@ class Shard(NamedTuple):
 BATCH_FILES = 32
 """Shards :func:`streameval.sketch.files.merge_files` folds per compiled call."""
 BATCH_BYTES = 4 << 20
-"""... or fewer, once their payloads reach this many bytes (a batch holds its files' bytes twice:
-as read and copied together)."""
+"""... or fewer, once their files reach this many bytes (each thread reads them into one buffer of
+this size plus :data:`READ_MAX`, reused batch after batch)."""
 
 
-def fold_batch(shards: list[Shard], state: np.ndarray) -> tuple[int, np.ndarray, np.ndarray]:
-    """Fold the bins of uncompressed ``shards`` (on one grid, ``state``'s) into ``state`` in order,
-    in one compiled call (:func:`streameval.kernels.codec4.fold_many`).
+def fold_batch(buf: np.ndarray, shards: list[Shard], state: np.ndarray) -> tuple[int, np.ndarray, np.ndarray]:
+    """Fold the bins of uncompressed ``shards`` (on one grid, ``state``'s), whose payloads lie in
+    ``buf`` (uint8, the batch buffer they were read into: :attr:`Shard.at`), into ``state`` in
+    order, in one compiled call (:func:`streameval.kernels.codec4.fold_many`).
 
     Returns
     -------
@@ -258,17 +353,15 @@ def fold_batch(shards: list[Shard], state: np.ndarray) -> tuple[int, np.ndarray,
     from ..kernels import codec4
 
     n = len(shards)
-    lens = np.fromiter((len(s.stored) for s in shards), dtype=np.int64, count=n)
-    offs = np.zeros(n, dtype=np.int64)
-    np.cumsum(lens[:-1], out=offs[1:])
-    data = np.empty(int(lens.sum()), dtype=np.uint8)
-    for s, o, m in zip(shards, offs.tolist(), lens.tolist(), strict=True):
-        data[o:o + m] = np.frombuffer(s.stored, dtype=np.uint8)
-    ks = np.fromiter((s.k for s in shards), dtype=np.int64, count=n)
-    columnar = np.fromiter((s.columnar for s in shards), dtype=np.bool_, count=n)
+    offs = np.array([s.at for s in shards], dtype=np.int64)
+    lens = np.array([len(s.stored) for s in shards], dtype=np.int64)
+    ks = np.array([s.k for s in shards], dtype=np.int64)
+    columnar = np.array([s.columnar for s in shards], dtype=np.bool_)
+    if n and not (offs.min() >= 0 and (offs + lens).max() <= buf.shape[0]):
+        raise ValueError("fold_batch: a payload lies outside the batch buffer")
     sums = np.zeros((n, 8), dtype=np.float64)
     counts = np.zeros((n, 4), dtype=np.int64)
     grid = shards[0].static.grid
     check_state(state, grid)
-    done = codec4.fold_many(data, offs, lens, ks, columnar, grid.n_bins, *grid.kernel_params(), REL_TOL, state, sums, counts)
+    done = codec4.fold_many(buf, offs, lens, ks, columnar, grid.n_bins, *grid.kernel_params(), REL_TOL, state, sums, counts)
     return int(done), sums, counts
