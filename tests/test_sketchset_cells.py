@@ -75,19 +75,28 @@ def test_the_store_writes_cells_a_group_range_at_a_time(tmp_path, monkeypatch):
         st.ingest(str(tmp_path / "d1.parquet"), **JOB)
         want = st.sketchset().cell_columns()
     batches: list[int] = []  # cells per batch written
-    real = layout.cell_batches
+    limits: list[str] = []  # DuckDB's memory limit while each batch is made
+    real = layout.store_batches
 
     def counted(ss, n):  # type: ignore[no-untyped-def]
         assert n == 50
         for b in real(ss, n):
-            batches.append(b[2].shape[0])
+            batches.append(b[2][0].shape[0])
+            limits.append(st._con.execute("SELECT current_setting('memory_limit')").fetchall()[0][0])
             yield b
 
     monkeypatch.setattr(layout, "CELL_BATCH", 50)
-    monkeypatch.setattr(layout, "cell_batches", counted)
+    monkeypatch.setattr(layout, "store_batches", counted)
     with Store(tmp_path / "many.duckdb") as st:
         limit = st._con.execute("SELECT current_setting('memory_limit')").fetchall()
+        threads = st._con.execute("SELECT current_setting('threads')").fetchall()[0][0]
         st.ingest(str(tmp_path / "d1.parquet"), **JOB)
+        # bounded while writing, by the threads DuckDB writes on (MB as DuckDB prints them: MiB)
+        want_mb = max(layout.WRITE_MEMORY_FLOOR, layout.WRITE_MEMORY_PER_THREAD * threads)
+        assert layout.write_memory_limit(threads) == f"{want_mb}MB"
+        units = {"KiB": 2**10, "MiB": 2**20, "GiB": 2**30}
+        held = {round(float(x.split()[0]) * units[x.split()[1]] / 1e6) for x in limits}  # e.g. "183.1 MiB"
+        assert held == {want_mb}, limits
         assert st._con.execute("SELECT current_setting('memory_limit')").fetchall() == limit  # bounded while writing only
         got = st.sketchset().cell_columns()
     assert len(batches) >= 3 and sum(batches) == want[0].shape[0]  # several batches were written

@@ -33,7 +33,7 @@ import numpy as np
 from .cache import ENABLED as CACHE
 from .intrinsics import prefetch
 
-__all__ = ["sort_pairs", "gather", "reduce_pairs", "expand", "group_slice", "SMALL"]
+__all__ = ["sort_pairs", "gather", "reduce_pairs", "expand", "group_slice", "store_columns", "SMALL"]
 
 SMALL = 32
 """Ranges of at most this many keys are finished by an insertion sort."""
@@ -274,3 +274,66 @@ def group_slice(one_code: np.ndarray, one_score: np.ndarray, code: np.ndarray, c
     a, b = np.searchsorted(one_code, [lo, hi])
     c, d = np.searchsorted(code, [lo, hi])
     return expand(one_code[a:b], one_score[a:b], code[c:d], cell[c:d])
+
+
+@nb.njit(nogil=True, cache=CACHE, boundscheck=False)
+def _store_columns(one_code, one_score, code, cell, span, gid, bins, klass, w, mn, mx, sm):  # type: ignore[no-untyped-def]
+    a = 0
+    b = 0
+    na = one_code.shape[0]
+    nb_ = code.shape[0]
+    for k in range(na + nb_):
+        if b >= nb_ or (a < na and one_code[a] < code[b]):
+            c = one_code[a]
+            s = np.float64(one_score[a])
+            w[k] = 1.0
+            mn[k] = s
+            mx[k] = s
+            sm[k] = s
+            a += 1
+        else:
+            c = code[b]
+            w[k] = cell[b, 0]
+            mn[k] = cell[b, 1]
+            mx[k] = cell[b, 2]
+            sm[k] = cell[b, 3]
+            b += 1
+        g = c // span
+        rest = c - g * span
+        gid[k] = g
+        bins[k] = rest // 3
+        klass[k] = rest - 3 * (rest // 3)
+
+
+def store_columns(one_code: np.ndarray, one_score: np.ndarray, code: np.ndarray, cell: np.ndarray,
+                  lo: int, hi: int, span: int) -> tuple[np.ndarray, ...]:
+    """The cells whose codes lie in ``[lo, hi)``, from both tables, as the columns a store writes.
+
+    Parameters
+    ----------
+    one_code, one_score : int64 array (m,), float32 or float64 array (m,)
+        One-row cells (weight 1, min = max = sum = the score), sorted by code.
+    code, cell : int64 array (k,), float64 array (k, 4)
+        Full cells ``[weight, min, max, score_sum]``, sorted by code, codes disjoint from
+        ``one_code``.
+    lo, hi : int
+        The code range.
+    span : int
+        Codes per group (``3 * n_bins``: a code is ``group * span + 3 * bin + class``).
+
+    Returns
+    -------
+    tuple of arrays, each of length the number of cells in range, in code order
+        ``group`` int32, ``bin`` int32, ``class`` int8, then float64 ``weight``,
+        ``min``, ``max``, ``score_sum``: what :func:`group_slice` and splitting its codes give,
+        in one pass and without the (k, 4) table between.
+    """
+    a, b = np.searchsorted(one_code, [lo, hi])
+    c, d = np.searchsorted(code, [lo, hi])
+    total = int(b - a + d - c)
+    gid = np.empty(total, dtype=np.int32)
+    bins = np.empty(total, dtype=np.int32)
+    klass = np.empty(total, dtype=np.int8)
+    w, mn, mx, sm = (np.empty(total, dtype=np.float64) for _ in range(4))
+    _store_columns(one_code[a:b], one_score[a:b], code[c:d], cell[c:d], span, gid, bins, klass, w, mn, mx, sm)
+    return gid, bins, klass, w, mn, mx, sm

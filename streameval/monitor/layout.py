@@ -21,9 +21,9 @@ import numpy as np
 
 from ..kernels.segments import run_sum
 from ..sketch.sketchset import SketchSet
-from ..sketch.sketchset_cells import cell_batches
+from ..sketch.sketchset_cells import store_batches
 
-__all__ = ["COUNTERS", "GROUPS_DDL", "CELLS_DDL", "tables_of", "insert_tables", "read_sketchset"]
+__all__ = ["COUNTERS", "GROUPS_DDL", "CELLS_DDL", "tables_of", "insert_tables", "read_sketchset", "write_memory_limit"]
 
 COUNTERS = ("n_rows", "n_nan", "n_zero_weight", "n_outside", "n_unlabelled", "prob_weight", "brier_sum",
             "log_loss_sum")
@@ -69,37 +69,47 @@ def tables_of(ss: SketchSet, file_id: int, windowed: bool) -> tuple[Any, Iterato
                        "slice": slices, **{c: pa.array(counters[c]) for c in COUNTERS}})
 
     def cell_tables() -> Iterator[Any]:
-        for g0, _, group, bins, klass, cells in cell_batches(ss, CELL_BATCH):
-            yield pa.table({
-                "file_id": pa.array(np.full(group.shape[0], file_id, dtype=np.int32)),
-                "gid": pa.array((group + g0).astype(np.int32)), "bin": pa.array(bins.astype(np.int32)),
-                "class": pa.array(klass.astype(np.int8)), "weight": pa.array(np.ascontiguousarray(cells[:, 0])),
-                "min": pa.array(np.ascontiguousarray(cells[:, 1])), "max": pa.array(np.ascontiguousarray(cells[:, 2])),
-                "score_sum": pa.array(np.ascontiguousarray(cells[:, 3])),
-            })
+        for _, _, columns in store_batches(ss, CELL_BATCH):
+            yield pa.table({"file_id": pa.array(np.full(columns[0].shape[0], file_id, dtype=np.int32)),
+                            **{name: pa.array(col) for name, col in zip(_CELL_COLUMNS, columns, strict=True)}})
 
     return groups, cell_tables()
 
 
+_CELL_COLUMNS = ("gid", "bin", "class", "weight", "min", "max", "score_sum")
 CELL_BATCH = 1 << 19
 """Cells per Arrow table written to the store (~23 MB of columns; ~90 MB of temporaries)."""
 
 
-WRITE_MEMORY_LIMIT = "64MB"
-"""DuckDB's memory limit while a file's rows are inserted. A transaction's new rows are written to
-the database file as they come (DuckDB's optimistic writes), but its buffer pool keeps the
-written blocks until the limit: without one, a 100M-row file's 94M cells held ~6 GB. Writing
-that file's set in one process, alternating (load 4-5): 256 MB held ~390 MB over the set, 64 MB
-~190-200 MB (32 MB: ~170) for about the same CPU time (36-38 s); batches of 1M cells under 64 MB
-held ~320 MB, of 256K ~770 MB (slower too)."""
+WRITE_MEMORY_PER_THREAD = 96
+"""MB of DuckDB memory per DuckDB thread while a file's rows are inserted (:func:`write_memory_limit`).
+
+A transaction's new rows are written to the database file as they come (DuckDB's optimistic
+writes), but its buffer pool keeps the written blocks until its limit: without one, a 100M-row
+file's 94M cells held ~6 GB. Under a tight limit DuckDB inserts on one thread: 10M cells took
+2.8-3.2 s at 64 or 128 MB and 1.6-1.7 s at 160, 192, 256 or 512 MB (2 threads, DuckDB 2.0;
+one process per setting). Session 8 (100M-row set, load 4-5): 256 MB held
+~390 MB over the set, 64 MB ~190-200 MB; batches of 1M cells under 64 MB held ~320 MB, of 256K
+~770 MB (slower too)."""
+WRITE_MEMORY_FLOOR = 64
+"""MB: the least memory limit of a write, whatever the threads."""
+
+
+def write_memory_limit(threads: int) -> str:
+    """DuckDB's memory limit while inserting on ``threads`` threads: :data:`WRITE_MEMORY_PER_THREAD`
+    MB per thread (enough for each to write row groups at once), at least
+    :data:`WRITE_MEMORY_FLOOR` MB, as a DuckDB setting value such as ``"192MB"``."""
+    return f"{max(WRITE_MEMORY_FLOOR, WRITE_MEMORY_PER_THREAD * max(int(threads), 1))}MB"
 
 
 def insert_tables(con: Any, ss: SketchSet, file_id: int, windowed: bool) -> None:
     """Insert one file's groups and cells (:func:`tables_of`) through the DuckDB connection
     ``con`` (the store's own), inside the caller's transaction, with DuckDB's memory bounded
-    meanwhile (:data:`WRITE_MEMORY_LIMIT`; DuckDB's default limit after)."""
+    meanwhile (:func:`write_memory_limit` of the connection's threads; DuckDB's default limit
+    after)."""
     groups, cell_tables = tables_of(ss, file_id, windowed)
-    con.execute(f"SET memory_limit = '{WRITE_MEMORY_LIMIT}'")
+    threads = con.execute("SELECT current_setting('threads')").fetchall()[0][0]
+    con.execute(f"SET memory_limit = '{write_memory_limit(threads)}'")
     try:
         con.from_arrow(groups).insert_into("groups")
         for cells in cell_tables:  # a range of groups at a time

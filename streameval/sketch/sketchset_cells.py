@@ -21,7 +21,7 @@ if TYPE_CHECKING:
 else:  # compiled, loaded on first use (only sets holding one-row cells apart need it)
     pairsort = lazy_module("streameval.kernels.pairsort")
 
-__all__ = ["cell_batches"]
+__all__ = ["cell_batches", "store_batches"]
 
 CellBatch = tuple[int, int, np.ndarray, np.ndarray, np.ndarray, np.ndarray]
 
@@ -43,6 +43,45 @@ def cell_batches(ss: SketchSet, max_cells: int) -> Iterator[CellBatch]:
         order. A set without groups yields one empty batch ``(0, 0, ...)``. The arrays are fresh
         or views of the set's own: do not modify them.
     """
+    ranges = _group_ranges(ss, max_cells)  # consolidates: the set's tables are read after
+    one = ss._one
+    span = 3 * ss.grid.n_bins
+    for g0, g1 in ranges:
+        lo, hi = g0 * span, g1 * span
+        if one is not None:
+            code, cell = pairsort.group_slice(one[0], one[1], ss._code, ss._cell, lo, hi)
+        else:
+            a, b = np.searchsorted(ss._code, [lo, hi])
+            code, cell = ss._code[a:b], ss._cell[a:b]
+        rest = code - lo
+        group = rest // span
+        rest = rest % span
+        yield g0, g1, group, rest // 3, rest % 3, cell
+
+
+def store_batches(ss: SketchSet, max_cells: int) -> Iterator[tuple[int, int, tuple[np.ndarray, ...]]]:
+    """The set's cells in the group ranges of :func:`cell_batches`, as the columns a store writes.
+
+    Yields
+    ------
+    (g0, g1, columns)
+        ``columns`` is ``(group, bin, class, weight, min, max, score_sum)``: int32 (the set's group
+        index, in ``[g0, g1)``), int32, int8 and four float64 arrays of the batch's cells, in
+        (group, bin, class) order; the values :func:`cell_batches` gives for the same range. Made
+        in one compiled pass, without the ``(k, 4)`` table and the column copies between.
+    """
+    ranges = _group_ranges(ss, max_cells)  # consolidates: the set's tables are read after
+    one = ss._one
+    span = 3 * ss.grid.n_bins
+    if one is None:
+        one = (np.empty(0, dtype=np.int64), np.empty(0, dtype=np.float64))
+    for g0, g1 in ranges:
+        yield g0, g1, pairsort.store_columns(one[0], one[1], ss._code, ss._cell, g0 * span, g1 * span, span)
+
+
+def _group_ranges(ss: SketchSet, max_cells: int) -> list[tuple[int, int]]:
+    """Consecutive group ranges ``[g0, g1)`` of about ``max_cells`` cells each (one empty range
+    ``(0, 0)`` for a set without groups); the set is consolidated first."""
     ss._consolidate()
     n = len(ss)
     span = 3 * ss.grid.n_bins
@@ -54,14 +93,4 @@ def cell_batches(ss: SketchSet, max_cells: int) -> Iterator[CellBatch]:
     total = int(ends[-1]) if n else 0
     cuts = np.unique(np.searchsorted(ends, np.arange(max_cells, total, max_cells)) + 1)
     edges = [0] + [int(c) for c in cuts if 0 < c < n] + [n]
-    for g0, g1 in zip(edges[:-1], edges[1:], strict=True):
-        lo, hi = g0 * span, g1 * span
-        if one is not None:
-            code, cell = pairsort.group_slice(one[0], one[1], ss._code, ss._cell, lo, hi)
-        else:
-            a, b = np.searchsorted(ss._code, [lo, hi])
-            code, cell = ss._code[a:b], ss._cell[a:b]
-        rest = code - lo
-        group = rest // span
-        rest = rest % span
-        yield g0, g1, group, rest // 3, rest % 3, cell
+    return list(zip(edges[:-1], edges[1:], strict=True))
