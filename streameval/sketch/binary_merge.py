@@ -136,7 +136,13 @@ class Merger:
             part = (counters["weight_sq_neg"], counters["weight_sq_pos"]) if "weight_sq_pos" in counters else None
         else:
             part = totals  # unit weights: w**2 = w
-        self.squares = merged_weight_sq([self.squares, part]) if self.n_added else part
+        sq = self.squares
+        if not self.n_added:
+            self.squares = part
+        elif sq is None or part is None:
+            self.squares = None
+        else:  # merged_weight_sq's additions, in its order (sum() starts from 0)
+            self.squares = (0 + sq[0] + part[0], 0 + sq[1] + part[1])
         self.n_added += 1
         self._add_counters(counters, True)
 

@@ -33,10 +33,11 @@ import numpy as np
 from ..errors import SketchFormatError
 from ..grid import Grid
 from ..inputs import LabelEncoder
+from ..kernels.codec import C_CELLS, C_FRAC, C_OUTSIDE, S_B_HI, S_B_LO, S_L_HI, S_L_LO, S_T0, S_T1, S_W_IN, S_W_TOUCH
 from . import io
 from .io_checks import MAX_TOTAL_WEIGHT, REL_TOL
 from .io_columnar import max_columnar_bytes
-from .io_compact import _summary, check_state, max_compact_bytes
+from .io_compact import BinSummary, check_state, max_compact_bytes
 from .io_fold import check_folded, check_room, fold_checked
 from .io_header import _DECODER, MAX_COUNT, _meta, _parse_header, _weight_sq, max_grid_bins
 from .io_header import _cached_grid as _grid_of
@@ -323,11 +324,15 @@ class Shard(NamedTuple):
         return fold_checked(self.stored, self.columnar, self.compressed, self.k, self.static.grid, self.counters,
                             self.source, state)
 
-    def check(self, sums: np.ndarray, counts: np.ndarray) -> tuple[float, float]:
+    def check(self, sums: list[float], counts: list[int]) -> tuple[float, float]:
         """:meth:`fold`'s counter checks, the bins folded by :func:`fold_batch` (which filled
-        ``sums`` and ``counts``)."""
-        return check_folded(_summary(sums, counts), self.stored, self.columnar, self.compressed, self.k,
-                            self.static.grid, self.counters, self.source)
+        ``sums`` and ``counts``, here a row of each as a list)."""
+        summary = BinSummary(
+            sums[S_T0], sums[S_T1], counts[C_CELLS], sums[S_W_IN], sums[S_W_TOUCH], counts[C_OUTSIDE],
+            bool(counts[C_FRAC]), (sums[S_B_LO], sums[S_B_HI], sums[S_L_LO], sums[S_L_HI]),
+        )  # io_compact._summary of the rows, from Python floats and ints (tolist) at once
+        return check_folded(summary, self.stored, self.columnar, self.compressed, self.k, self.static.grid,
+                            self.counters, self.source)
 
 
 BATCH_FILES = 32
