@@ -18,6 +18,7 @@ from test_fold_files import _merge, _pack, _reference, _split
 
 from streameval import BinarySketch, ProbabilityGrid, SketchFormatError
 from streameval.sketch import fold_files, io, io_header
+from streameval.sketch.binary_merge import Merger
 from streameval.sketch.io_checks import REL_TOL, _probability_bounds
 from streameval.sketch.io_columnar import decode_columnar
 
@@ -251,3 +252,71 @@ def test_a_log_loss_counter_at_the_edge_of_its_range_gets_the_load_verdict(tmp_p
         assert _merge([paths[0], p], 1) == _reference([paths[0], p]), p.name
     refused = [isinstance(_reference([p])[0], str) for p in paths]
     assert any(refused) and not all(refused)
+
+
+def _batch(datas: list[bytes], grid):
+    """The shards of ``datas`` prepared in one batch buffer, folded: ``(shards, sums, counts)``."""
+    folder = fold_files.LeanFolder()
+    merger = Merger(BinarySketch(grid))
+    buf = np.zeros(sum(len(d) for d in datas) + 64, dtype=np.uint8)
+    shards, at = [], 64
+    for d in datas:
+        buf[at:at + len(d)] = np.frombuffer(d, dtype=np.uint8)
+        shard = folder.prepare(buf.data[at:at + len(d)], "f", merger, None, at)
+        assert shard is not None
+        shards.append(shard)
+        at += len(d)
+    done, sums, counts = fold_files.fold_batch(buf, shards, merger.dense)
+    assert done == len(shards)
+    return shards, sums, counts
+
+
+def test_the_batch_counter_check_passes_only_shards_the_full_check_passes():
+    """Counters edited around every rule's edge: where the batch check says a shard passes, the
+    full check (``Shard.check``) passes it with the same totals; and it decides the common case."""
+    rng = np.random.default_rng(8)
+    scores = np.concatenate([rng.random(700), [-0.5, 1.5, 2.0**-52, 1 - 2.0**-52]])
+    y = (rng.random(scores.size) < 0.4).astype(int)
+    sk = BinarySketch(GRID).update(y, scores)
+    data = sk.to_bytes(format_version=4)
+    _, flags, header, stored = _split(data)
+    c = header["counters"]
+    _, values = sk._compact()
+    b_lo, b_hi, l_lo, l_hi = _probability_bounds(np.ascontiguousarray(values))
+    pw = c["prob_weight"]
+    edits: list[dict] = [{}]
+    for name in ("n_rows", "n_nan", "n_outside", "n_zero_weight"):
+        edits += [{name: c[name] + d} for d in (-1, 1) if c[name] + d >= 0]
+    edits += [{"prob_weight": v} for v in (pw - 1, pw + 1, pw + 0.5, math.nextafter(pw, 0), math.nextafter(pw, math.inf))]
+    edits += [{"n_rows": 2**53 + k, "prob_weight": float(2**53 + k - 4)} for k in (-1, 0, 1)]
+    edits += [{"weighted": True}]
+    for name, lo, hi in (("brier_sum", b_lo, b_hi), ("log_loss_sum", l_lo, l_hi)):
+        lo_edge, hi_edge = lo - (REL_TOL * hi + 1e-9 * pw), (hi + 1e-9 * pw) / (1 - REL_TOL)
+        for edge in (lo_edge, hi_edge, lo, hi):
+            edits += [{name: v} for v in (edge, math.nextafter(edge, 0), math.nextafter(edge, math.inf), edge * (1 - 1e-7),
+                                          edge * (1 + 1e-7), edge * (1 - 1e-3), edge * (1 + 1e-3)) if v >= 0]
+    edits += [{"brier_sum": pw * (1 + REL_TOL) * k} for k in (0.999, 1.0, 1.001)]
+    datas = []
+    for edit in edits:
+        h = json.loads(json.dumps(header))
+        h["counters"].update(edit)
+        if h["counters"].get("weighted") is True:
+            h["weight_sq"] = [1.0, 1.0]
+        datas.append(_pack(json.dumps(h, sort_keys=True, separators=(",", ":")).encode(), stored, 4, flags))
+    shards, sums, counts = _batch(datas, GRID)
+    sure = fold_files.surely_consistent(shards, sums, counts)
+    passed = []
+    for j, shard in enumerate(shards):
+        try:
+            totals = shard.check(sums[j].tolist(), counts[j].tolist())
+        except SketchFormatError:
+            passed.append(False)
+            assert not sure[j], edits[j]
+            continue
+        passed.append(True)
+        if sure[j]:
+            assert totals == (sums[j][0], sums[j][1])
+    assert sure[0] and passed[0]  # the file as written: decided by the batch check
+    assert sum(sure) >= 5 and sum(passed) > sum(sure)  # and the full check still decides the edges
+    assert not all(passed)
+    assert sum(sure) < sum(passed) < len(shards)

@@ -35,14 +35,14 @@ from ..grid import Grid
 from ..inputs import LabelEncoder
 from ..kernels.codec import C_CELLS, C_FRAC, C_OUTSIDE, S_B_HI, S_B_LO, S_L_HI, S_L_LO, S_T0, S_T1, S_W_IN, S_W_TOUCH
 from . import io
-from .io_checks import MAX_TOTAL_WEIGHT, REL_TOL
+from .io_checks import _NEAR, MAX_TOTAL_WEIGHT, REL_TOL
 from .io_columnar import max_columnar_bytes
 from .io_compact import BinSummary, check_state, max_compact_bytes
 from .io_fold import check_folded, check_room, fold_checked
 from .io_header import _DECODER, MAX_COUNT, _meta, _parse_header, _weight_sq, max_grid_bins
 from .io_header import _cached_grid as _grid_of
 
-__all__ = ["LeanFolder", "Static", "Shard", "fold_batch", "BATCH_FILES", "BATCH_BYTES", "READ_MAX"]
+__all__ = ["LeanFolder", "Static", "Shard", "fold_batch", "surely_consistent", "BATCH_FILES", "BATCH_BYTES", "READ_MAX"]
 
 # JSON numbers as the json module reads them: an integer (int) unless a fraction or an exponent
 # follows (float). Counters are non-negative, so no sign; integers of at most 19 digits (the
@@ -370,3 +370,52 @@ def fold_batch(buf: np.ndarray, shards: list[Shard], state: np.ndarray) -> tuple
     check_state(state, grid)
     done = codec4.fold_many(buf, offs, lens, ks, columnar, grid.n_bins, *grid.kernel_params(), REL_TOL, state, sums, counts)
     return int(done), sums, counts
+
+
+_EXACT = 2.0**53
+"""Integers below this size convert to float exactly (an integer of 2**53 or more converts to 2**53 or
+more), so the integer rules hold in float64 as in Python's exact comparisons."""
+
+
+def surely_consistent(shards: list[Shard], sums: np.ndarray, counts: np.ndarray) -> np.ndarray:
+    """Which shards of a batch pass every counter check of :meth:`Shard.check` (rules 9-10,
+    ``io_checks.check_consistency``) without needing their bins, decided for the whole batch in a
+    few NumPy operations: bool, shape ``(len(shards),)``.
+
+    Only unweighted shards whose counters and weights are below 2**53 are decided here. Each rule
+    is written with the arithmetic ``check_consistency`` uses (float64 operations in the same order,
+    the same constants), so True means that function returns without raising (and without
+    :class:`~streameval.sketch.io_checks.NeedBins`): the shard's totals are then its bins' weights.
+    False decides nothing: :meth:`Shard.check` runs, and names any problem.
+
+    Parameters
+    ----------
+    shards : list of Shard
+    sums, counts : ndarray, shapes (len(shards), 8) and (len(shards), 4)
+        As :func:`fold_batch` filled them.
+    """
+    n = len(shards)
+    ints = np.array([[c["n_rows"], c["n_nan"], c["n_zero_weight"], c["n_outside"]] for c in (s.counters for s in shards)],
+                    dtype=np.float64).reshape(n, 4)
+    floats = np.array([[c["prob_weight"], c["brier_sum"], c["log_loss_sum"], float(c["weighted"])]
+                       for c in (s.counters for s in shards)], dtype=np.float64).reshape(n, 4)
+    n_rows, n_nan, n_zero, n_outside = ints.T
+    pw, brier, log_loss, weighted = floats.T
+    t0, t1, w_in, w_touch = sums[:, S_T0], sums[:, S_T1], sums[:, S_W_IN], sums[:, S_W_TOUCH]
+    cells, outside_cells = counts[:, C_CELLS].astype(np.float64), counts[:, C_OUTSIDE].astype(np.float64)
+    total = t0 + t1
+    binned = n_rows - n_nan
+    ok = (weighted == 0.0) & (counts[:, C_FRAC] == 0) & (n_rows < _EXACT) & (total <= _EXACT)  # the others <= n_rows
+    ok &= (n_nan <= n_rows) & (n_zero == 0.0) & (n_outside <= n_rows)
+    ok &= (cells <= binned) & (n_outside <= binned) & (n_outside >= outside_cells)  # binned_max, n_zero = 0
+    slack = REL_TOL * np.maximum(total, pw) + 1e-300
+    ok &= (w_in - slack <= pw) & (pw <= w_touch + slack)
+    ok &= (total == binned) & (pw == np.floor(pw)) & (pw + n_outside - total == 0.0)
+    for value, lower, upper in ((brier, sums[:, S_B_LO], sums[:, S_B_HI]), (log_loss, sums[:, S_L_LO], sums[:, S_L_HI])):
+        edge = REL_TOL * np.maximum(upper, value) + 1e-9 * pw + 1e-300  # io_checks._within
+        lo_edge, hi_edge = lower - edge, upper + edge
+        margin = np.minimum(np.abs(value - lo_edge), np.abs(value - hi_edge))
+        near = _NEAR * np.maximum(np.maximum(np.abs(lower), np.abs(upper)), value) + 3e-15 * w_touch + 1e-300
+        ok &= (lo_edge <= value) & (value <= hi_edge) & (margin > near)
+    ok &= ~(brier > pw * (1.0 + REL_TOL) + 1e-300)
+    return np.asarray(ok, dtype=np.bool_)
