@@ -78,7 +78,7 @@ BIN_COUNT = 6  # distinct keys != the header's n_bins
 ZERO_WEIGHT = 7  # a GEN cell holding the empty cell [0 or -0.0, +inf, -inf, 0]
 BITMAP_PER_CELL = 2  # decode4: a bitmap of the grid when it has at most this many words per cell
 
-__all__ = ["decode4", "fold_many", "list_lengths", "U32", "U64", "GEN", "CELL_BYTES", "PROLOGUE"]
+__all__ = ["decode4", "fold_many", "surely_consistent", "list_lengths", "U32", "U64", "GEN", "CELL_BYTES", "PROLOGUE"]
 
 
 @nb.njit(inline="always", nogil=True)
@@ -505,3 +505,41 @@ def fold_many(data, offs, lens, ks, columnar, n_bins, kind, f0, f1, f2, i0, i1, 
         if failed or counts[j, C_CELLS_OK] == 0:
             return j
     return offs.shape[0]
+
+
+@nb.njit(nogil=True, cache=CACHE, boundscheck=False)
+def surely_consistent(ints, floats, sums, counts, rel_tol, near_rel, out):  # type: ignore[no-untyped-def]
+    """For each shard ``j`` of a batch, whether ``io_checks.check_consistency`` surely passes it
+    without its bins (``out[j]``), from its counters (``ints[j]``: n_rows, n_nan, n_zero_weight,
+    n_outside as float64; ``floats[j]``: prob_weight, brier_sum, log_loss_sum, weighted as 0/1)
+    and what :func:`fold_many` gave for it (``sums[j]``, ``counts[j]``).
+
+    Decided only for unweighted shards whose counters and weights are below 2**53 (where the
+    integer rules hold in float64); each rule is the Python check's float64 arithmetic in its order
+    (no fast-math: no contraction), so True means it passes. ``rel_tol`` is ``io_checks.REL_TOL``,
+    ``near_rel`` is ``io_checks._NEAR``.
+    """
+    exact = 2.0**53
+    for j in range(out.shape[0]):
+        n_rows, n_nan, n_zero, n_outside = ints[j, 0], ints[j, 1], ints[j, 2], ints[j, 3]
+        pw, brier, log_loss, weighted = floats[j, 0], floats[j, 1], floats[j, 2], floats[j, 3]
+        t0, t1, w_in, w_touch = sums[j, S_T0], sums[j, S_T1], sums[j, S_W_IN], sums[j, S_W_TOUCH]
+        cells, outside_cells = np.float64(counts[j, C_CELLS]), np.float64(counts[j, C_OUTSIDE])
+        total = t0 + t1
+        binned = n_rows - n_nan
+        ok = weighted == 0.0 and counts[j, C_FRAC] == 0 and n_rows < exact and total <= exact
+        ok = ok and n_nan <= n_rows and n_zero == 0.0 and n_outside <= n_rows
+        ok = ok and cells <= binned and n_outside <= binned and n_outside >= outside_cells
+        slack = rel_tol * max(total, pw) + 1e-300
+        ok = ok and w_in - slack <= pw and pw <= w_touch + slack
+        ok = ok and total == binned and pw == np.floor(pw) and pw + n_outside - total == 0.0
+        for i in range(2):
+            value = brier if i == 0 else log_loss
+            lower = sums[j, S_B_LO] if i == 0 else sums[j, S_L_LO]
+            upper = sums[j, S_B_HI] if i == 0 else sums[j, S_L_HI]
+            edge = rel_tol * max(upper, value) + 1e-9 * pw + 1e-300  # io_checks._within
+            lo_edge, hi_edge = lower - edge, upper + edge
+            margin = min(abs(value - lo_edge), abs(value - hi_edge))
+            near = near_rel * max(max(abs(lower), abs(upper)), value) + 3e-15 * w_touch + 1e-300
+            ok = ok and lo_edge <= value and value <= hi_edge and margin > near
+        out[j] = ok and not brier > pw * (1.0 + rel_tol) + 1e-300

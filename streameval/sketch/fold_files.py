@@ -372,15 +372,10 @@ def fold_batch(buf: np.ndarray, shards: list[Shard], state: np.ndarray) -> tuple
     return int(done), sums, counts
 
 
-_EXACT = 2.0**53
-"""Integers below this size convert to float exactly (an integer of 2**53 or more converts to 2**53 or
-more), so the integer rules hold in float64 as in Python's exact comparisons."""
-
-
 def surely_consistent(shards: list[Shard], sums: np.ndarray, counts: np.ndarray) -> np.ndarray:
     """Which shards of a batch pass every counter check of :meth:`Shard.check` (rules 9-10,
     ``io_checks.check_consistency``) without needing their bins, decided for the whole batch in a
-    few NumPy operations: bool, shape ``(len(shards),)``.
+    compiled call (:func:`streameval.kernels.codec4.surely_consistent`): bool, shape ``(len(shards),)``.
 
     Only unweighted shards whose counters and weights are below 2**53 are decided here. Each rule
     is written with the arithmetic ``check_consistency`` uses (float64 operations in the same order,
@@ -394,28 +389,13 @@ def surely_consistent(shards: list[Shard], sums: np.ndarray, counts: np.ndarray)
     sums, counts : ndarray, shapes (len(shards), 8) and (len(shards), 4)
         As :func:`fold_batch` filled them.
     """
+    from ..kernels import codec4
+
     n = len(shards)
     ints = np.array([[c["n_rows"], c["n_nan"], c["n_zero_weight"], c["n_outside"]] for c in (s.counters for s in shards)],
                     dtype=np.float64).reshape(n, 4)
     floats = np.array([[c["prob_weight"], c["brier_sum"], c["log_loss_sum"], float(c["weighted"])]
                        for c in (s.counters for s in shards)], dtype=np.float64).reshape(n, 4)
-    n_rows, n_nan, n_zero, n_outside = ints.T
-    pw, brier, log_loss, weighted = floats.T
-    t0, t1, w_in, w_touch = sums[:, S_T0], sums[:, S_T1], sums[:, S_W_IN], sums[:, S_W_TOUCH]
-    cells, outside_cells = counts[:, C_CELLS].astype(np.float64), counts[:, C_OUTSIDE].astype(np.float64)
-    total = t0 + t1
-    binned = n_rows - n_nan
-    ok = (weighted == 0.0) & (counts[:, C_FRAC] == 0) & (n_rows < _EXACT) & (total <= _EXACT)  # the others <= n_rows
-    ok &= (n_nan <= n_rows) & (n_zero == 0.0) & (n_outside <= n_rows)
-    ok &= (cells <= binned) & (n_outside <= binned) & (n_outside >= outside_cells)  # binned_max, n_zero = 0
-    slack = REL_TOL * np.maximum(total, pw) + 1e-300
-    ok &= (w_in - slack <= pw) & (pw <= w_touch + slack)
-    ok &= (total == binned) & (pw == np.floor(pw)) & (pw + n_outside - total == 0.0)
-    for value, lower, upper in ((brier, sums[:, S_B_LO], sums[:, S_B_HI]), (log_loss, sums[:, S_L_LO], sums[:, S_L_HI])):
-        edge = REL_TOL * np.maximum(upper, value) + 1e-9 * pw + 1e-300  # io_checks._within
-        lo_edge, hi_edge = lower - edge, upper + edge
-        margin = np.minimum(np.abs(value - lo_edge), np.abs(value - hi_edge))
-        near = _NEAR * np.maximum(np.maximum(np.abs(lower), np.abs(upper)), value) + 3e-15 * w_touch + 1e-300
-        ok &= (lo_edge <= value) & (value <= hi_edge) & (margin > near)
-    ok &= ~(brier > pw * (1.0 + REL_TOL) + 1e-300)
-    return np.asarray(ok, dtype=np.bool_)
+    out = np.zeros(n, dtype=np.bool_)
+    codec4.surely_consistent(ints, floats, sums, counts, REL_TOL, _NEAR, out)
+    return out
