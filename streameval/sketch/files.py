@@ -324,7 +324,9 @@ def merge_files(paths: Sequence[str | os.PathLike[str]], *, strict: bool = False
         raise
     fold = InputsFold()
     for i in range(len(files)):  # provenance in file order, with the sequential merge's warnings
-        fold_inputs(fold, heads[i][2], heads[i][3], strict)
+        head = heads[i]
+        if head[2] or head[3]:  # (a file without entries or a dropped count changes nothing)
+            fold_inputs(fold, head[2], head[3], strict)
     out.inputs, out.inputs_dropped = fold.entries, fold.dropped
     return out
 
