@@ -17,6 +17,7 @@ from typer.testing import CliRunner
 from streameval.cli.main import app
 from streameval.errors import InputError
 from streameval.monitor import Store, StoreBusyError, check
+from streameval.monitor.store import STORE_SCHEMA_VERSION
 
 
 def _day(path, day: int, n: int = 4000, seed: int = 0, degrade: bool = False, unlabelled: float = 0.0):
@@ -233,14 +234,14 @@ def test_a_schema_1_store_is_read_and_upgraded_to_the_same_state(tmp_path):
     with Store(old, read_only=True) as st:
         assert _state(st) == expected
     with Store(old) as st:  # upgraded in place
-        assert st._meta()["schema_version"] == "2" and _state(st) == expected
+        assert st._meta()["schema_version"] == str(STORE_SCHEMA_VERSION) and _state(st) == expected
         assert [r.action for r in st.ingest(files)] == ["unchanged"] * 3
         rolled = st.sketchset(by=[], window="1w")
         assert [rolled.counts(k) for k in rolled.keys()] == [weekly(k) for k in rolled.keys()]
     import duckdb
 
     tables = {r[0] for r in duckdb.connect(str(old), read_only=True).execute("SHOW TABLES").fetchall()}
-    assert tables == {"meta", "files", "groups", "cells"}
+    assert tables == {"meta", "files", "groups", "cells", "single_cells"}
 
 
 def test_store_read_merges_by_key_like_a_group_by_with_filters_and_rollups(tmp_path):

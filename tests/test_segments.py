@@ -102,27 +102,38 @@ def test_merge_cells_equals_sort_reduce(layout):
         assert np.array_equal(_bits(got_cells), _bits(want_cells))
 
 
-@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize("seed", range(8))
 def test_cell_values_written_in_merge_order_equal_the_gather(seed):
     """The store read writes each scanned cell's values straight to its merged position (a block
     copy for a batch that keeps its order, a scatter otherwise): the same array as gathering a
-    scan-ordered copy, for batches of any size, sorted, permuted or mixed."""
+    scan-ordered copy, for batches of any size, sorted, permuted or mixed; with a ``single_cells``
+    scan after the ``cells`` one (odd seeds), whose cells are ``[1, s, s, s]``."""
     import pyarrow as pa
 
     from streameval.monitor.layout import _cell_values
 
     rng = np.random.default_rng(seed)
-    m = int(rng.integers(1, 400))
-    names = ("weight", "min", "max", "score_sum")
-    values = rng.random((m, 4))
-    cuts = np.unique(np.r_[0, rng.integers(0, m, int(rng.integers(0, 6))), m])
-    table = pa.Table.from_batches([pa.record_batch({n: values[a:b, j] for j, n in enumerate(names)})
-                                   for a, b in zip(cuts[:-1], cuts[1:], strict=True)])
+
+    def scan(m: int, names: tuple[str, ...]) -> tuple[pa.Table, np.ndarray]:
+        values = rng.random((m, len(names)))
+        cuts = np.unique(np.r_[0, rng.integers(0, m, int(rng.integers(0, 6))), m])
+        table = pa.Table.from_batches([pa.record_batch({n: values[a:b, j] for j, n in enumerate(names)})
+                                       for a, b in zip(cuts[:-1], cuts[1:], strict=True)])
+        return table, values
+
+    full, values = scan(int(rng.integers(1, 400)), ("weight", "min", "max", "score_sum"))
+    parts = [full]
+    if seed % 2:
+        single, score = scan(int(rng.integers(1, 400)), ("score",))
+        parts.append(single)
+        values = np.concatenate([values, np.column_stack([np.ones(len(score)), score, score, score])])
+    m = values.shape[0]
+    bounds = np.unique(np.r_[0, np.cumsum([b.num_rows for p in parts for b in p.to_batches()])])
     order = np.arange(m)
     if seed % 3:  # batches moved as blocks (the report by stored windows and slices), or any permutation
-        order = np.concatenate([np.arange(a, b) for a, b in rng.permutation(list(zip(cuts[:-1], cuts[1:], strict=True)))]) \
+        order = np.concatenate([np.arange(a, b) for a, b in rng.permutation(list(zip(bounds[:-1], bounds[1:], strict=True)))]) \
             if seed % 3 == 1 else rng.permutation(m)
-    got = _cell_values(table, order)
+    got = _cell_values(parts, order)
     assert np.array_equal(_bits(got), _bits(values[order]))
 
 

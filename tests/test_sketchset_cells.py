@@ -81,7 +81,7 @@ def test_the_store_writes_cells_a_group_range_at_a_time(tmp_path, monkeypatch):
     def counted(ss, n):  # type: ignore[no-untyped-def]
         assert n == 50
         for b in real(ss, n):
-            batches.append(b[2][0].shape[0])
+            batches.append(b[2][0].shape[0] + b[3][0].shape[0])
             limits.append(st._con.execute("SELECT current_setting('memory_limit')").fetchall()[0][0])
             yield b
 

@@ -1,5 +1,6 @@
 """The store's cell columns (sketchset_cells.store_batches): the same cells, bit for bit, as
-cell_batches split into columns, for compact and full sets, weighted and not, at any batch size."""
+cell_batches, split into full and single cells (weight 1, min = max = sum), for compact and full
+sets, weighted and not, at any batch size."""
 
 from __future__ import annotations
 
@@ -36,22 +37,31 @@ def test_store_batches_equal_cell_batches(kind: str, max_cells: int) -> None:
         assert ss._one is not None  # the one-row cells kept apart: the merge of both tables is exercised
     if kind == "weighted":
         assert ss._one is None
-    total = 0
-    for (g0, g1, group, bins, klass, cells), (h0, h1, cols) in zip(cell_batches(ss, max_cells),
-                                                                    store_batches(ss, max_cells), strict=True):
+    total = singles = 0
+    for (g0, g1, group, bins, klass, cells), (h0, h1, full, single) in zip(cell_batches(ss, max_cells),
+                                                                          store_batches(ss, max_cells), strict=True):
         assert (g0, g1) == (h0, h1)
-        gid, b, c, w, lo, hi, sm = cols
-        assert (gid.dtype, b.dtype, c.dtype) == (np.int32, np.int32, np.int8)
-        assert np.array_equal(gid, group + g0) and gid.min(initial=g0) >= g0 and gid.max(initial=g0) < max(g1, 1)
-        assert np.array_equal(b, bins) and np.array_equal(c, klass)
-        for f, col in enumerate((w, lo, hi, sm)):
-            assert col.dtype == np.float64 and col.flags.c_contiguous
-            assert np.array_equal(col.view(np.int64), np.ascontiguousarray(cells[:, f]).view(np.int64))
-        total += gid.shape[0]
+        assert [c.dtype for c in full] == [np.int32, np.int32, np.int8] + [np.float64] * 4
+        assert [c.dtype for c in single] == [np.int32, np.int32, np.int8, np.float64]
+        bits = cells.view(np.int64)
+        is_single = (cells[:, 0] == 1.0) & (bits[:, 1] == bits[:, 2]) & (bits[:, 1] == bits[:, 3])
+        for part, mask in ((full, ~is_single), (single, is_single)):
+            gid, b, c = part[:3]
+            assert np.array_equal(gid, (group + g0)[mask]) and np.all((gid >= g0) & (gid < max(g1, 1)))
+            assert np.array_equal(b, bins[mask]) and np.array_equal(c, klass[mask])
+        for f in range(4):
+            assert np.array_equal(full[3 + f].view(np.int64), bits[~is_single, f])
+        assert np.array_equal(single[3].view(np.int64), bits[is_single, 1])
+        total += full[0].shape[0] + single[0].shape[0]
+        singles += single[0].shape[0]
     assert total == ss.n_cells
+    if kind == "compact":
+        assert singles > total // 2  # continuous scores, 5,000 rows per group: mostly one-row cells
+    if kind == "rounded":
+        assert singles < total // 10  # ~100 distinct scores per group: cells of many rows
 
 
 def test_store_batches_of_an_empty_set() -> None:
     ss = SketchSet(["seg"])
     batches = list(store_batches(ss, 100))
-    assert [(g0, g1, [c.shape[0] for c in cols]) for g0, g1, cols in batches] == [(0, 0, [0] * 7)]
+    assert [(g0, g1, [c.shape[0] for c in (*full, *single)]) for g0, g1, full, single in batches] == [(0, 0, [0] * 11)]

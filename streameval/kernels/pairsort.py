@@ -277,37 +277,57 @@ def group_slice(one_code: np.ndarray, one_score: np.ndarray, code: np.ndarray, c
 
 
 @nb.njit(nogil=True, cache=CACHE, boundscheck=False)
-def _store_columns(one_code, one_score, code, cell, span, gid, bins, klass, w, mn, mx, sm):  # type: ignore[no-untyped-def]
+def _single(w, lo, hi, sm):  # type: ignore[no-untyped-def]
+    """Whether a cell is one of weight 1 whose min, max and sum are the same value (bit for bit)."""
+    if w != 1.0:
+        return False
+    b = np.float64(lo).view(np.int64)
+    return np.float64(hi).view(np.int64) == b and np.float64(sm).view(np.int64) == b
+
+
+@nb.njit(nogil=True, cache=CACHE, boundscheck=False)
+def _store_columns(one_code, one_score, code, cell, span, gid, bins, klass, w, mn, mx, sm, gid1, bins1, klass1, score1):  # type: ignore[no-untyped-def]
     a = 0
     b = 0
     na = one_code.shape[0]
     nb_ = code.shape[0]
-    for k in range(na + nb_):
+    k = 0  # full cells written
+    k1 = 0  # single cells written
+    for _ in range(na + nb_):
         if b >= nb_ or (a < na and one_code[a] < code[b]):
             c = one_code[a]
             s = np.float64(one_score[a])
-            w[k] = 1.0
-            mn[k] = s
-            mx[k] = s
-            sm[k] = s
+            single = True
             a += 1
         else:
             c = code[b]
-            w[k] = cell[b, 0]
-            mn[k] = cell[b, 1]
-            mx[k] = cell[b, 2]
-            sm[k] = cell[b, 3]
+            s = cell[b, 1]
+            single = _single(cell[b, 0], cell[b, 1], cell[b, 2], cell[b, 3])
             b += 1
         g = c // span
         rest = c - g * span
-        gid[k] = g
-        bins[k] = rest // 3
-        klass[k] = rest - 3 * (rest // 3)
+        if single:
+            gid1[k1] = g
+            bins1[k1] = rest // 3
+            klass1[k1] = rest - 3 * (rest // 3)
+            score1[k1] = s
+            k1 += 1
+        else:
+            gid[k] = g
+            bins[k] = rest // 3
+            klass[k] = rest - 3 * (rest // 3)
+            w[k] = cell[b - 1, 0]
+            mn[k] = cell[b - 1, 1]
+            mx[k] = cell[b - 1, 2]
+            sm[k] = cell[b - 1, 3]
+            k += 1
+    return k, k1
 
 
 def store_columns(one_code: np.ndarray, one_score: np.ndarray, code: np.ndarray, cell: np.ndarray,
-                  lo: int, hi: int, span: int) -> tuple[np.ndarray, ...]:
-    """The cells whose codes lie in ``[lo, hi)``, from both tables, as the columns a store writes.
+                  lo: int, hi: int, span: int) -> tuple[tuple[np.ndarray, ...], tuple[np.ndarray, ...]]:
+    """The cells whose codes lie in ``[lo, hi)``, from both tables, as the columns a store writes:
+    full cells apart from *single* ones (weight 1, min = max = sum bit for bit: one row's cell).
 
     Parameters
     ----------
@@ -323,17 +343,21 @@ def store_columns(one_code: np.ndarray, one_score: np.ndarray, code: np.ndarray,
 
     Returns
     -------
-    tuple of arrays, each of length the number of cells in range, in code order
-        ``group`` int32, ``bin`` int32, ``class`` int8, then float64 ``weight``,
-        ``min``, ``max``, ``score_sum``: what :func:`group_slice` and splitting its codes give,
-        in one pass and without the (k, 4) table between.
+    full : tuple of arrays
+        ``(group, bin, class, weight, min, max, score_sum)``: int32, int32, int8 and four float64
+        arrays, of the cells in range that are not single, in code order.
+    single : tuple of arrays
+        ``(group, bin, class, score)``: int32, int32, int8, float64, of the single cells in range
+        (every one-row cell of ``one_code`` and every full cell ``[1, s, s, s]``), in code order.
     """
     a, b = np.searchsorted(one_code, [lo, hi])
     c, d = np.searchsorted(code, [lo, hi])
     total = int(b - a + d - c)
-    gid = np.empty(total, dtype=np.int32)
-    bins = np.empty(total, dtype=np.int32)
-    klass = np.empty(total, dtype=np.int8)
-    w, mn, mx, sm = (np.empty(total, dtype=np.float64) for _ in range(4))
-    _store_columns(one_code[a:b], one_score[a:b], code[c:d], cell[c:d], span, gid, bins, klass, w, mn, mx, sm)
-    return gid, bins, klass, w, mn, mx, sm
+    # sized for every cell on either side; pages never written are never allocated
+    full: tuple[np.ndarray, ...] = (np.empty(total, dtype=np.int32), np.empty(total, dtype=np.int32), np.empty(total, dtype=np.int8),
+                                    *(np.empty(total, dtype=np.float64) for _ in range(4)))
+    single: tuple[np.ndarray, ...] = (np.empty(total, dtype=np.int32), np.empty(total, dtype=np.int32), np.empty(total, dtype=np.int8),
+                                      np.empty(total, dtype=np.float64))
+    counts: tuple[int, int] = _store_columns(one_code[a:b], one_score[a:b], code[c:d], cell[c:d], span, *full, *single)
+    k, k1 = counts
+    return tuple(x[:k] for x in full), tuple(x[:k1] for x in single)

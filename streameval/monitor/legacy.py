@@ -1,4 +1,4 @@
-"""Stores of schema version 1 (one BLOB per group): read them, and move them to version 2.
+"""Stores of schema version 1 (one BLOB per group): read them, and move them to the columnar layout.
 
 Version 1 kept, for every (file, window, slice) group, the labelled rows as a binary sketch file
 and the unlabelled rows as a cell block, in a ``sketches`` table. Reading parsed every BLOB one
@@ -14,7 +14,7 @@ from typing import Any
 
 from ..sketch.binary import BinarySketch
 from ..sketch.sketchset import DEFAULT_MAX_GROUPS, SketchSet
-from .layout import CELLS_DDL, GROUPS_DDL, insert_tables
+from .layout import CELLS_DDL, GROUPS_DDL, SINGLE_CELLS_DDL, insert_tables
 
 __all__ = ["read_v1", "upgrade"]
 
@@ -32,12 +32,14 @@ def read_v1(con: Any, path: str, names: list[str], grid: Any, windowed: bool, wh
     return ss
 
 
-def upgrade(con: Any, path: str, names: list[str], grid: Any, windowed: bool) -> None:
-    """Move a version-1 store to version 2 in one transaction (all of it, or nothing)."""
+def upgrade(con: Any, path: str, names: list[str], grid: Any, windowed: bool, version: int) -> None:
+    """Move a version-1 store to the columnar layout of schema ``version`` (2 or later) in one
+    transaction (all of it, or nothing)."""
     con.execute("BEGIN TRANSACTION")
     try:
         con.execute(GROUPS_DDL)
         con.execute(CELLS_DDL)
+        con.execute(SINGLE_CELLS_DDL)
         con.execute("""CREATE TABLE files_v2 (
             path VARCHAR PRIMARY KEY, file_id INTEGER NOT NULL, size BIGINT NOT NULL,
             mtime_ns BIGINT NOT NULL, digest VARCHAR NOT NULL, rows BIGINT NOT NULL,
@@ -52,7 +54,7 @@ def upgrade(con: Any, path: str, names: list[str], grid: Any, windowed: bool) ->
         con.execute("DROP TABLE sketches")
         con.execute("DROP TABLE files")
         con.execute("ALTER TABLE files_v2 RENAME TO files")
-        con.execute("UPDATE meta SET value = '2' WHERE key = 'schema_version'")
+        con.execute("UPDATE meta SET value = ? WHERE key = 'schema_version'", [str(version)])
         con.execute("COMMIT")
     except BaseException:
         con.execute("ROLLBACK")

@@ -1,6 +1,6 @@
 """Store: an incremental, crash-safe monitoring store in one embedded DuckDB file.
 
-Four tables (schema version 2, documented in ``docs/monitoring-store.md``; plain SQL types, so
+Five tables (schema version 3, documented in ``docs/monitoring-store.md``; plain SQL types, so
 the same schema can move to a server database):
 
 - ``meta(key, value)``: the schema version and the job that fills the store (score, label,
@@ -10,16 +10,19 @@ the same schema can move to a server database):
 - ``groups(file_id, gid, window_start, slice, n_rows, ...)``: one row per (file, window, slice)
   group with its counters; ``slice`` is a JSON list of the slice values;
 - ``cells(file_id, gid, bin, class, weight, min, max, score_sum)``: one row per occupied
-  (group, bin, class) of the file, class 2 being rows whose label had not arrived.
+  (group, bin, class) of the file, class 2 being rows whose label had not arrived;
+- ``single_cells(file_id, gid, bin, class, score)``: the cells of one row (weight 1, min = max =
+  sum = the score) apart, since almost every cell of a finely sliced log is one.
 
 Each file's contribution is written in one transaction: an unchanged file (same size and
 modification time, or same SHA-256) is skipped; a changed one (labels arrived) has its rows
 replaced, never added to; ``kill -9`` at any moment leaves the store as before or after that
 file, because DuckDB rolls back an unfinished transaction when the file is next opened. A second
 process that opens the store while one writes gets :class:`StoreBusyError`. Reading scans the
-two tables in columns and merges by key in NumPy (:mod:`.layout`). Stores of schema version 1
+tables in columns and merges by key in NumPy (:mod:`.layout`). Stores of schema version 1
 (a BLOB per group) are upgraded when opened for writing and still read when opened read-only
-(:mod:`.legacy`).
+(:mod:`.legacy`); stores of version 2 (no ``single_cells``) are read as they are and become
+version 3 when opened for writing (the table is added; their cells stay where they are).
 """
 
 from __future__ import annotations
@@ -39,11 +42,11 @@ from ..inputs import merge_labels as _merge_labels
 from ..inputs import plain_value as _plain
 from ..sketch.sketchset import DEFAULT_MAX_GROUPS, SketchSet
 from ..windows import parse_window, utc_micros, window_starts
-from .layout import CELLS_DDL, GROUPS_DDL, _pylist, insert_tables, read_sketchset
+from .layout import CELLS_DDL, GROUPS_DDL, SINGLE_CELLS_DDL, _pylist, insert_tables, read_sketchset
 
 __all__ = ["Store", "StoreBusyError", "IngestResult", "STORE_SCHEMA_VERSION"]
 
-STORE_SCHEMA_VERSION = 2
+STORE_SCHEMA_VERSION = 3
 _JOB_KEYS = ("score", "label", "weight", "by", "time", "window", "tz", "grid", "pos_label", "where")
 _EXTENSIONS = (".parquet", ".pq", ".csv", ".csv.gz", ".tsv", ".tsv.gz", ".arrow", ".feather", ".ipc",
                ".ndjson", ".jsonl", ".json")
@@ -53,7 +56,7 @@ CREATE TABLE IF NOT EXISTS files (
     path VARCHAR PRIMARY KEY, file_id INTEGER NOT NULL, size BIGINT NOT NULL, mtime_ns BIGINT NOT NULL,
     digest VARCHAR NOT NULL, rows BIGINT NOT NULL, ingested_at TIMESTAMPTZ NOT NULL, labels VARCHAR NOT NULL,
     weighted BOOLEAN NOT NULL);
-""" + GROUPS_DDL + CELLS_DDL
+""" + GROUPS_DDL + CELLS_DDL + SINGLE_CELLS_DDL
 
 
 class StoreBusyError(StreamevalError, RuntimeError):
@@ -173,11 +176,12 @@ class Store:
                 from .legacy import upgrade
 
                 names, grid, windowed = self._layout()
-                upgrade(self._con, self.path, names, grid, windowed)
+                upgrade(self._con, self.path, names, grid, windowed, STORE_SCHEMA_VERSION)
                 self._legacy = False
-            self._con.execute(_SCHEMA)
-            if self._meta().get("schema_version") is None:
-                self._con.execute("INSERT INTO meta VALUES ('schema_version', ?)", [str(STORE_SCHEMA_VERSION)])
+            self._con.execute(_SCHEMA)  # version 2 gains single_cells here (an empty table: harmless to it)
+            if self._meta().get("schema_version") != str(STORE_SCHEMA_VERSION):
+                self._con.execute("INSERT OR REPLACE INTO meta VALUES ('schema_version', ?)", [str(STORE_SCHEMA_VERSION)])
+        self._version = STORE_SCHEMA_VERSION if not read_only or version is None else int(version)
 
     # -- plumbing -----------------------------------------------------------------------------
     def close(self) -> None:
@@ -325,6 +329,7 @@ class Store:
             if old is not None:
                 con.execute("DELETE FROM groups WHERE file_id = ?", [old[0]])
                 con.execute("DELETE FROM cells WHERE file_id = ?", [old[0]])
+                con.execute("DELETE FROM single_cells WHERE file_id = ?", [old[0]])
             top = _one(con.execute("SELECT max(file_id) FROM files"))
             file_id = 0 if top is None or top[0] is None else int(top[0]) + 1
             insert_tables(con, ss, file_id, windowed)
@@ -348,6 +353,7 @@ class Store:
             if there is not None:
                 con.execute("DELETE FROM groups WHERE file_id = ?", [there[0]])
                 con.execute("DELETE FROM cells WHERE file_id = ?", [there[0]])
+                con.execute("DELETE FROM single_cells WHERE file_id = ?", [there[0]])
                 con.execute("DELETE FROM files WHERE path = ?", [path])
             con.execute("COMMIT")
         except BaseException:
@@ -405,7 +411,7 @@ class Store:
         return read_sketchset(self._con, key_names=names_out, grid=grid, windowed=windowed,
                               keep=[list(job["by"]).index(k) for k in keep], window_of=mapper, since=since,
                               until=until, labels=(labels.pos_label, labels.neg_label), weighted=weighted,
-                              max_groups=10 * DEFAULT_MAX_GROUPS)
+                              max_groups=10 * DEFAULT_MAX_GROUPS, single_cells=self._version >= 3)
 
     def _sketchset_v1(self, names: list[str], grid: Any, windowed: bool, names_out: list[str], mapper: Any,
                       since: _dt.datetime | None, until: _dt.datetime | None) -> SketchSet:

@@ -59,16 +59,19 @@ def cell_batches(ss: SketchSet, max_cells: int) -> Iterator[CellBatch]:
         yield g0, g1, group, rest // 3, rest % 3, cell
 
 
-def store_batches(ss: SketchSet, max_cells: int) -> Iterator[tuple[int, int, tuple[np.ndarray, ...]]]:
+def store_batches(ss: SketchSet, max_cells: int) -> Iterator[tuple[int, int, tuple[np.ndarray, ...], tuple[np.ndarray, ...]]]:
     """The set's cells in the group ranges of :func:`cell_batches`, as the columns a store writes.
 
     Yields
     ------
-    (g0, g1, columns)
-        ``columns`` is ``(group, bin, class, weight, min, max, score_sum)``: int32 (the set's group
-        index, in ``[g0, g1)``), int32, int8 and four float64 arrays of the batch's cells, in
-        (group, bin, class) order; the values :func:`cell_batches` gives for the same range. Made
-        in one compiled pass, without the ``(k, 4)`` table and the column copies between.
+    (g0, g1, full, single)
+        ``full`` is ``(group, bin, class, weight, min, max, score_sum)`` (int32, int32, int8 and
+        four float64 arrays) of the batch's cells other than single ones; ``single`` is
+        ``(group, bin, class, score)`` (int32, int32, int8, float64) of its *single* cells, those
+        of weight 1 whose min, max and score sum are one value (one row's cell: almost every cell
+        of a finely sliced log). Groups are the set's indices, in ``[g0, g1)``; each part is in
+        (group, bin, class) order, and together they are the cells :func:`cell_batches` gives for
+        the range. Made in one compiled pass (:func:`streameval.kernels.pairsort.store_columns`).
     """
     ranges = _group_ranges(ss, max_cells)  # consolidates: the set's tables are read after
     one = ss._one
@@ -76,7 +79,8 @@ def store_batches(ss: SketchSet, max_cells: int) -> Iterator[tuple[int, int, tup
     if one is None:
         one = (np.empty(0, dtype=np.int64), np.empty(0, dtype=np.float64))
     for g0, g1 in ranges:
-        yield g0, g1, pairsort.store_columns(one[0], one[1], ss._code, ss._cell, g0 * span, g1 * span, span)
+        full, single = pairsort.store_columns(one[0], one[1], ss._code, ss._cell, g0 * span, g1 * span, span)
+        yield g0, g1, full, single
 
 
 def _group_ranges(ss: SketchSet, max_cells: int) -> list[tuple[int, int]]:
