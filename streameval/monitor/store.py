@@ -32,6 +32,7 @@ import glob
 import hashlib
 import json
 import os
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, Iterable, Sequence
 
@@ -306,16 +307,27 @@ class Store:
             if known is not None and (known[0], known[1]) == (st.st_size, st.st_mtime_ns):
                 results.append(IngestResult(path, "unchanged", 0, 0))
                 continue
-            digest = _digest(path)
-            if known is not None and known[2] == digest:
-                self._con.execute("UPDATE files SET mtime_ns = ? WHERE path = ?", [st.st_mtime_ns, path])
-                results.append(IngestResult(path, "unchanged", 0, 0))
-                continue
-            ss, prov = sketch_slices(
-                path, score=job["score"], label=job["label"], weight=job["weight"], by=job["by"], time=job["time"],
-                window=job["window"], tz=job["tz"], grid=grid_from_spec(job["grid"]), pos_label=job["pos_label"],
-                where=job["where"], nan_policy=nan_policy, max_groups=max_groups,
-            )
+            if known is not None and known[0] == st.st_size:  # touched, or rewritten at the same size?
+                digest = _digest(path)
+                if known[2] == digest:
+                    self._con.execute("UPDATE files SET mtime_ns = ? WHERE path = ?", [st.st_mtime_ns, path])
+                    results.append(IngestResult(path, "unchanged", 0, 0))
+                    continue
+                pending = None
+            else:  # new, or of another size: its digest is only recorded, so hash it while it is read
+                pending = ThreadPoolExecutor(1, thread_name_prefix="streameval-digest")
+                hashed = pending.submit(_digest, path)
+            try:
+                ss, prov = sketch_slices(
+                    path, score=job["score"], label=job["label"], weight=job["weight"], by=job["by"],
+                    time=job["time"], window=job["window"], tz=job["tz"], grid=grid_from_spec(job["grid"]),
+                    pos_label=job["pos_label"], where=job["where"], nan_policy=nan_policy, max_groups=max_groups,
+                )
+                if pending is not None:
+                    digest = hashed.result()
+            finally:
+                if pending is not None:
+                    pending.shutdown(wait=False, cancel_futures=True)
             self._write(path, st, digest, int(prov["rows_read"]), ss, job["window"] is not None)
             results.append(IngestResult(path, "added" if known is None else "replaced", int(prov["rows_read"]), len(ss)))
         return results
