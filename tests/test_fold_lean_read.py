@@ -14,9 +14,10 @@ import threading
 
 import numpy as np
 import pytest
-from test_fold_files import _merge, _pack, _reference, _split
+from test_fold_files import _assert_same, _merge, _pack, _reference, _split
 
 from streameval import BinarySketch, ProbabilityGrid, SketchFormatError
+from streameval.kernels import fileread
 from streameval.sketch import fold_files, io, io_header
 from streameval.sketch.binary_merge import Merger
 from streameval.sketch.io_checks import REL_TOL, _probability_bounds
@@ -320,3 +321,87 @@ def test_the_batch_counter_check_passes_only_shards_the_full_check_passes():
     assert sum(sure) >= 5 and sum(passed) > sum(sure)  # and the full check still decides the edges
     assert not all(passed)
     assert sum(sure) < sum(passed) < len(shards)
+
+
+needs_reader = pytest.mark.skipif(fileread.FUNCTIONS is None, reason="the compiled batch read is Linux x86-64 only")
+
+
+@needs_reader
+def test_the_compiled_batch_read_takes_exactly_the_frames_framed_takes(tmp_path):
+    data = _shard(4)
+    datas = [data, _shard(3), _shard(4, compress=True), *_variants(data)]
+    paths = []
+    for n, d in enumerate(datas):
+        p = tmp_path / f"v{n:03d}-é.sevsk"  # a name beyond ASCII, as the file system encodes it
+        p.write_bytes(d)
+        paths.append(str(p))
+    paths += [str(tmp_path), str(tmp_path / "missing"), str(tmp_path / "nul\0name")]
+    folder = fold_files.LeanFolder()
+    reader = fold_files.BatchReader.create(paths)
+    assert reader is not None
+    buf = np.zeros(len(paths) * (len(data) + 10) + fold_files.READ_MAX + 1, dtype=np.uint8)
+    k, taken = reader.read(0, buf, 64, folder, len(paths), 1 << 40)
+    assert k == len(paths)
+    for j, d in enumerate(datas):
+        want = folder.framed(memoryview(d))
+        if want is None:
+            assert j not in taken
+            continue
+        start, size, framed = taken[j]
+        assert framed == want and size == len(d) and bytes(buf[start:start + size]) == d
+    assert 0 in taken and 1 in taken and 2 in taken
+    assert all(j < len(datas) for j in taken)
+
+
+@needs_reader
+def test_the_compiled_batch_read_stops_at_its_byte_budget_and_the_room(tmp_path):
+    data = _shard(4)
+    paths = []
+    for n in range(6):
+        p = tmp_path / f"s{n}.sevsk"
+        p.write_bytes(data)
+        paths.append(str(p))
+    folder = fold_files.LeanFolder()
+    reader = fold_files.BatchReader.create(paths)
+    buf = np.zeros(3 * len(data) + 64, dtype=np.uint8)
+    k, taken = reader.read(1, buf, 64, folder, 10, 2 * len(data))  # files 1 and 2 reach the budget
+    assert k == 3 and sorted(taken) == [1, 2]
+    k, taken = reader.read(0, buf, 64, folder, 10, 1 << 40)  # room for 2 whole files and a byte
+    assert k == 6 and sorted(taken) == [0, 1]
+    k, taken = reader.read(4, buf, 64, folder, 1, 1 << 40)
+    assert k == 5 and sorted(taken) == [4]
+
+
+@needs_reader
+def test_the_compiled_batch_read_does_not_open_a_named_pipe(tmp_path):
+    fifo = tmp_path / "pipe.sevsk"
+    os.mkfifo(fifo)
+    got: list[object] = []
+    reader = fold_files.BatchReader.create([str(fifo)])
+    t = threading.Thread(target=lambda: got.append(reader.read(0, np.zeros(100, dtype=np.uint8), 0, fold_files.LeanFolder(), 1, 10)),
+                         daemon=True)
+    t.start()
+    t.join(10)
+    assert got == [(1, {})]
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("reader", [True, False])
+def test_merge_files_with_and_without_the_compiled_read(tmp_path, monkeypatch, threads, reader):
+    if reader and fileread.FUNCTIONS is None:
+        pytest.skip("the compiled batch read is Linux x86-64 only")
+    if not reader:
+        monkeypatch.setattr(fileread, "FUNCTIONS", None)
+    monkeypatch.setattr(fold_files, "BATCH_FILES", 3)
+    paths = []
+    for i in range(11):
+        p = tmp_path / f"m{i:02d}.sevsk"
+        p.write_bytes(_shard(4 if i % 2 else 3, compress=i == 5, seed=i) if i != 8 else
+                      BinarySketch(GRID).update([0, 1], [0.3, 0.6]).to_bytes(format_version=1))
+        paths.append(p)
+    got, want = _merge(paths, threads), _reference(paths)
+    _assert_same(got[0], want[0], exact=threads == 1)
+    assert got[1] == want[1]
+    data = paths[6].read_bytes()
+    paths[6].write_bytes(data[:-4] + bytes(4))  # a bad CRC among them
+    assert _merge(paths, threads) == _reference(paths)

@@ -156,7 +156,16 @@ def merge_files(paths: Sequence[str | os.PathLike[str]], *, strict: bool = False
     from ..kernels.codec import S_T0, S_T1
     from .binary import BinarySketch, cpu_count, load, merge
     from .binary_merge import Merger, fold_inputs
-    from .fold_files import BATCH_BYTES, BATCH_FILES, READ_MAX, LeanFolder, Shard, fold_batch, surely_consistent
+    from .fold_files import (
+        BATCH_BYTES,
+        BATCH_FILES,
+        READ_MAX,
+        BatchReader,
+        LeanFolder,
+        Shard,
+        fold_batch,
+        surely_consistent,
+    )
     from .io import read_sketch_file
     from .multiclass import MulticlassSketch
     from .provenance import InputsFold
@@ -241,17 +250,28 @@ def merge_files(paths: Sequence[str | os.PathLike[str]], *, strict: bool = False
                 add(i, shard, totals)
             return True
 
-        def read(path: str) -> tuple[bytes | memoryview, Shard | None]:
+        mine = [(i, path) for i, path in indexed[part::n] if i != 0]
+        reader = BatchReader.create([path for _, path in mine])  # None: file by file, below
+        taken: dict[int, tuple[int, int, tuple[int, int, int, int]]] = {}  # read ahead into buf
+        upto = [0]  # the next file of `mine` to read ahead
+
+        def read(path: str, k: int) -> tuple[bytes | memoryview, Shard | None]:
             """The file's bytes (in ``buf`` when they could be read there) and its shard, if the
             lean path takes it (raises as a load: the framing, the payload's length)."""
-            at = used[0]
-            n = folder.read_into(path, view, at)
             data: bytes | memoryview
-            if n is not None:
-                data = view[at:at + n]
-                framed = folder.framed(data)
-                if framed is not None:
-                    return data, folder.prepare(data, path, merger, framed, at)
+            got = taken.pop(k, None)
+            if got is not None:  # read ahead, its frame checked
+                at, size, framed = got
+                data = view[at:at + size]
+                return data, folder.prepare(data, path, merger, framed, at)
+            if reader is None:  # (with a reader, buf holds files read ahead: not here)
+                start = used[0]
+                length = folder.read_into(path, view, start)
+                if length is not None:
+                    data = view[start:start + length]
+                    checked = folder.framed(data)
+                    if checked is not None:
+                        return data, folder.prepare(data, path, merger, checked, start)
             data = read_sketch_file(path)  # anything else: the general way, which names problems
             return data, folder.prepare(data, path, merger)
 
@@ -259,15 +279,19 @@ def merge_files(paths: Sequence[str | os.PathLike[str]], *, strict: bool = False
             if part == 0:
                 current = 0
                 merger.add(first, strict)
-            for i, path in indexed[part::n]:
-                if i == 0:
-                    continue
+            for k, (i, path) in enumerate(mine):
                 if failures and min(f[0] for f in failures) < i:
                     flush()  # the replay of the files before the failure needs their heads
                     return None  # an earlier file already failed: that error is the one reported
+                if reader is not None and k >= upto[0]:  # read the next batch's files ahead
+                    if not flush():  # (their bytes are in buf)
+                        return None
+                    upto[0], ahead = reader.read(k, buf, _SKEW, folder, BATCH_FILES, BATCH_BYTES - _SKEW)
+                    taken.clear()
+                    taken.update(ahead)
                 error: BaseException | None = None
                 try:
-                    data, shard = read(path)
+                    data, shard = read(path, k)
                 except BaseException as exc:
                     error = exc
                 if error is not None:

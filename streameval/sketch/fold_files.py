@@ -42,7 +42,7 @@ from .io_fold import check_folded, check_room, fold_checked
 from .io_header import _DECODER, MAX_COUNT, _meta, _parse_header, _weight_sq, max_grid_bins
 from .io_header import _cached_grid as _grid_of
 
-__all__ = ["LeanFolder", "Static", "Shard", "fold_batch", "surely_consistent", "BATCH_FILES", "BATCH_BYTES", "READ_MAX"]
+__all__ = ["BatchReader", "LeanFolder", "Static", "Shard", "fold_batch", "surely_consistent", "BATCH_FILES", "BATCH_BYTES", "READ_MAX"]
 
 # JSON numbers as the json module reads them: an integer (int) unless a fraction or an exponent
 # follows (float). Counters are non-negative, so no sign; integers of at most 19 digits (the
@@ -303,6 +303,69 @@ class LeanFolder:
         if shard is None:
             return None
         return shard.static, shard.counters, shard.fold(merger.dense)
+
+
+class BatchReader:
+    """Reads a thread's files a batch at a time into its buffer, in one compiled call
+    (:func:`streameval.kernels.fileread.read_frames`: no GIL, no Python per system call), with
+    their frames checked as :meth:`LeanFolder.framed` checks them. Only where that call is
+    available (:meth:`create`); files it does not take are read the general way by the caller.
+    """
+
+    def __init__(self, paths: list[str], functions: np.ndarray) -> None:
+        encoded = [os.fsencode(p) for p in paths]
+        self._paths = paths
+        self._plain = [b"\0" not in e for e in encoded]  # (a NUL would cut the name short in C)
+        self._names = np.frombuffer(b"".join(e + b"\0" for e in encoded) or b"\0", dtype=np.uint8)
+        self._offs = np.zeros(len(paths), dtype=np.int64)
+        np.cumsum([len(e) + 1 for e in encoded[:-1]], out=self._offs[1:])
+        self._functions = functions
+
+    @classmethod
+    def create(cls, paths: list[str]) -> BatchReader | None:
+        """A reader of ``paths``, or None where the compiled read is not available."""
+        from ..kernels.fileread import FUNCTIONS
+
+        return None if FUNCTIONS is None or not paths else cls(paths, FUNCTIONS)
+
+    def read(self, k: int, buf: np.ndarray, at: int, folder: LeanFolder, files: int, nbytes: int
+             ) -> tuple[int, dict[int, tuple[int, int, tuple[int, int, int, int]]]]:
+        """Read files ``k, k + 1, ...`` into ``buf`` from ``at`` on: at most ``files`` of them, and
+        no more once their sizes reach ``nbytes``. ``buf`` must have room for those bytes plus
+        :data:`READ_MAX` + 1.
+
+        Returns
+        -------
+        (int, dict)
+            The next file to read, and for each file taken (by its index in ``paths``): where it
+            starts in ``buf``, its length, and what :meth:`LeanFolder.framed` gives for it.
+        """
+        from ..kernels.fileread import read_frames
+
+        sizes: list[int] = []
+        total, j = 0, k
+        while j < len(self._paths) and len(sizes) < files and total < nbytes:
+            size = -1
+            if self._plain[j]:
+                try:
+                    st = os.stat(self._paths[j])
+                    if stat.S_ISREG(st.st_mode) and 28 <= st.st_size <= READ_MAX:
+                        size = st.st_size
+                except (OSError, ValueError):
+                    pass
+            sizes.append(size)
+            total += max(size, 0)
+            j += 1
+        caps = np.full((2, 2), -1, dtype=np.int64)
+        for (version, flags), cap in folder._caps.items():
+            caps[version - io.COMPACT_VERSION, flags] = cap
+        out = np.empty((len(sizes), 5), dtype=np.int64)
+        read_frames(self._functions, self._names, self._offs[k:j], np.array(sizes, dtype=np.int64), buf, at, caps, out)
+        taken = {}
+        for t, (start, n, version, flags, off) in enumerate(out.tolist()):
+            if n >= 0:
+                taken[k + t] = (start, n, (version, flags, off, n - 4))
+        return j, taken
 
 
 class Shard(NamedTuple):
