@@ -32,6 +32,7 @@ import glob
 import hashlib
 import json
 import os
+import threading
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, Iterable, Sequence
@@ -85,12 +86,25 @@ class IngestResult:
     groups: int
 
 
-def _digest(path: str) -> str:
+def _digest(path: str, stop: threading.Event | None = None) -> str:
+    """The file's SHA-256 as hex; ``""`` if ``stop`` is set before the end (an abandoned hash
+    ends at the next MiB instead of reading a large file to its end for nothing)."""
     h = hashlib.sha256()
     with open(path, "rb") as f:
         for block in iter(lambda: f.read(1 << 20), b""):
+            if stop is not None and stop.is_set():
+                return ""
             h.update(block)
     return h.hexdigest()
+
+
+def _identity(st: os.stat_result) -> tuple[int, int, int, int]:
+    """What tells one version of a file from another: size, modification time, inode, device."""
+    return st.st_size, st.st_mtime_ns, st.st_ino, st.st_dev
+
+
+_READ_ATTEMPTS = 3
+"""Reads of a file that keeps changing while it is read before ingest gives up on it."""
 
 
 def _one(result: Any) -> Any:
@@ -291,10 +305,9 @@ class Store:
         UsageError
             A job that contradicts the store's.
         SourceError, InputError
-            Bad data in a file (the files before it stay ingested; nothing of it is written).
+            Bad data in a file (the files before it stay ingested; nothing of it is written); a
+            file that changed while it was read, three times in a row.
         """
-        from ..slicing import sketch_slices
-
         job = self._resolve_job({"score": score, "label": label, "weight": weight, "by": list(by or []),
                                  "time": time, "window": window, "tz": tz, "grid": grid, "pos_label": pos_label,
                                  "where": where})
@@ -302,35 +315,58 @@ class Store:
             self._con.execute("INSERT OR REPLACE INTO meta VALUES ('job', ?)", [json.dumps(job)])
         results = []
         for path in expand_paths([os.fspath(p) for p in ([paths] if isinstance(paths, (str, os.PathLike)) else paths)]):
-            st = os.stat(path)
-            known = _one(self._con.execute("SELECT size, mtime_ns, digest FROM files WHERE path = ?", [path]))
-            if known is not None and (known[0], known[1]) == (st.st_size, st.st_mtime_ns):
-                results.append(IngestResult(path, "unchanged", 0, 0))
-                continue
-            if known is not None and known[0] == st.st_size:  # touched, or rewritten at the same size?
-                digest = _digest(path)
-                if known[2] == digest:
-                    self._con.execute("UPDATE files SET mtime_ns = ? WHERE path = ?", [st.st_mtime_ns, path])
-                    results.append(IngestResult(path, "unchanged", 0, 0))
-                    continue
-                pending = None
-            else:  # new, or of another size: its digest is only recorded, so hash it while it is read
-                pending = ThreadPoolExecutor(1, thread_name_prefix="streameval-digest")
-                hashed = pending.submit(_digest, path)
-            try:
-                ss, prov = sketch_slices(
-                    path, score=job["score"], label=job["label"], weight=job["weight"], by=job["by"],
-                    time=job["time"], window=job["window"], tz=job["tz"], grid=grid_from_spec(job["grid"]),
-                    pos_label=job["pos_label"], where=job["where"], nan_policy=nan_policy, max_groups=max_groups,
-                )
-                if pending is not None:
-                    digest = hashed.result()
-            finally:
-                if pending is not None:
-                    pending.shutdown(wait=False, cancel_futures=True)
-            self._write(path, st, digest, int(prov["rows_read"]), ss, job["window"] is not None)
-            results.append(IngestResult(path, "added" if known is None else "replaced", int(prov["rows_read"]), len(ss)))
+            for _ in range(_READ_ATTEMPTS):
+                result = self._ingest_one(path, job, nan_policy, max_groups)
+                if result is not None:
+                    results.append(result)
+                    break
+            else:
+                raise InputError(f"{path}: the file changed while it was read, {_READ_ATTEMPTS} times in a row; "
+                                 "nothing of it was written: ingest it once it is written")
         return results
+
+    def _ingest_one(self, path: str, job: dict[str, Any], nan_policy: str, max_groups: int) -> IngestResult | None:
+        """Ingest one file (:meth:`ingest`); None, writing nothing, if it changed while it was read.
+
+        The digest is taken before the read when only the modification time moved (it decides
+        whether the file changed), else on a thread while the file is read: then it may be of
+        other bytes than the read if the file is rewritten meanwhile (an atomic rename: same
+        size, new inode), so the file's identity is checked again after both. Recording the new
+        bytes' digest beside the old bytes' sketch would make the next ingest find the new file
+        unchanged and keep the old sketch for good.
+        """
+        from ..slicing import sketch_slices
+
+        st = os.stat(path)
+        known = _one(self._con.execute("SELECT size, mtime_ns, digest FROM files WHERE path = ?", [path]))
+        if known is not None and (known[0], known[1]) == (st.st_size, st.st_mtime_ns):
+            return IngestResult(path, "unchanged", 0, 0)
+        stop = threading.Event()
+        if known is not None and known[0] == st.st_size:  # touched, or rewritten at the same size?
+            digest = _digest(path)
+            if known[2] == digest:
+                self._con.execute("UPDATE files SET mtime_ns = ? WHERE path = ?", [st.st_mtime_ns, path])
+                return IngestResult(path, "unchanged", 0, 0)
+            pending = None
+        else:  # new, or of another size: its digest is only recorded, so hash it while it is read
+            pending = ThreadPoolExecutor(1, thread_name_prefix="streameval-digest")
+            hashed = pending.submit(_digest, path, stop)
+        try:
+            ss, prov = sketch_slices(
+                path, score=job["score"], label=job["label"], weight=job["weight"], by=job["by"],
+                time=job["time"], window=job["window"], tz=job["tz"], grid=grid_from_spec(job["grid"]),
+                pos_label=job["pos_label"], where=job["where"], nan_policy=nan_policy, max_groups=max_groups,
+            )
+            if pending is not None:
+                digest = hashed.result()
+        finally:
+            if pending is not None:
+                stop.set()  # a read that failed (or was interrupted) leaves its hash: it ends at the next MiB
+                pending.shutdown(wait=False, cancel_futures=True)
+        if _identity(os.stat(path)) != _identity(st):
+            return None
+        self._write(path, st, digest, int(prov["rows_read"]), ss, job["window"] is not None)
+        return IngestResult(path, "added" if known is None else "replaced", int(prov["rows_read"]), len(ss))
 
     def _write(self, path: str, st: os.stat_result, digest: str, rows: int, ss: SketchSet, windowed: bool) -> None:
         """Replace one file's contribution: one transaction (delete its rows, insert the new ones)."""
