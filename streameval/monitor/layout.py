@@ -283,18 +283,21 @@ def _scan_order(keys: list[tuple[np.ndarray, np.ndarray]], span: int) -> tuple[n
                                                                                    np.ndarray | None]:
     """The cells of several scans (``(row, local)`` each) in the order one table would hold them,
     by group row then code: ``(row, local, order)``, ``order`` indexing the scans taken one after
-    the other (None when there is one scan: its own order stands).
+    the other (None when the one scan's own order stands).
 
     Rows are written file by file (``file_id`` grows with each write, so the groups table's rows,
     sorted by ``(file_id, gid)``, come in write order), each file's cells by ``(gid, code)``: this
-    is the order of writing, in which the cells of one output code are added. Each scan comes in
-    that order already, so the stable sort merges runs.
+    is the order of writing, in which the cells of one output code are added. A plain scan of a
+    table comes in that order; the SEMI JOIN of a ``since``/``until`` read need not (DuckDB's
+    join holds back a vector with few matches and gives it last), so a scan out of order is
+    sorted too. The keys are unique: any sort gives the one order.
     """
-    if len(keys) == 1:
-        return keys[0][0], keys[0][1], None
-    row = np.concatenate([r for r, _ in keys])
-    local = np.concatenate([c for _, c in keys])
-    order: np.ndarray = np.argsort(row * span + local, kind="stable")
+    row = keys[0][0] if len(keys) == 1 else np.concatenate([r for r, _ in keys])
+    local = keys[0][1] if len(keys) == 1 else np.concatenate([c for _, c in keys])
+    key = row * span + local
+    if len(keys) == 1 and bool(np.all(key[1:] > key[:-1])):
+        return row, local, None
+    order: np.ndarray = np.argsort(key, kind="stable")
     return row[order], local[order], order
 
 
