@@ -92,7 +92,7 @@ def test_the_store_writes_cells_a_group_range_at_a_time(tmp_path, monkeypatch):
         threads = st._con.execute("SELECT current_setting('threads')").fetchall()[0][0]
         st.ingest(str(tmp_path / "d1.parquet"), **JOB)
         # bounded while writing, by the threads DuckDB writes on (MB as DuckDB prints them: MiB)
-        want_mb = max(layout.WRITE_MEMORY_FLOOR, layout.WRITE_MEMORY_PER_THREAD * threads)
+        want_mb = min(max(layout.WRITE_MEMORY_FLOOR, layout.WRITE_MEMORY_PER_THREAD * threads), layout.WRITE_MEMORY_CEILING)
         assert layout.write_memory_limit(threads) == f"{want_mb}MB"
         units = {"KiB": 2**10, "MiB": 2**20, "GiB": 2**30}
         held = {round(float(x.split()[0]) * units[x.split()[1]] / 1e6) for x in limits}  # e.g. "183.1 MiB"
@@ -102,3 +102,17 @@ def test_the_store_writes_cells_a_group_range_at_a_time(tmp_path, monkeypatch):
     assert len(batches) >= 3 and sum(batches) == want[0].shape[0]  # several batches were written
     for a, b in zip(got, want, strict=True):
         assert np.array_equal(a, b)
+
+
+def test_the_write_memory_limit_is_bounded_on_a_machine_of_many_cores():
+    """DuckDB runs a thread per core; its buffer pool keeps a transaction's written blocks up to
+    the limit, so a limit growing with the cores without end (6 GB on 64) let a 100M-row
+    ingest hold most of its store in memory, against the 2 GiB peak target."""
+    from streameval.monitor import layout
+
+    assert layout.write_memory_limit(1) == f"{layout.WRITE_MEMORY_PER_THREAD}MB"
+    assert layout.write_memory_limit(2) == f"{2 * layout.WRITE_MEMORY_PER_THREAD}MB"
+    ceiling = layout.WRITE_MEMORY_CEILING
+    assert ceiling <= 512
+    for threads in (64, 256, 10**6):
+        assert layout.write_memory_limit(threads) == f"{ceiling}MB"

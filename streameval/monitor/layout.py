@@ -106,13 +106,22 @@ one process per setting). Session 8 (100M-row set, load 4-5): 256 MB held
 ~770 MB (slower too)."""
 WRITE_MEMORY_FLOOR = 64
 """MB: the least memory limit of a write, whatever the threads."""
+WRITE_MEMORY_CEILING = 512
+"""MB: the most, whatever the threads. DuckDB runs a thread per core, and its buffer pool keeps a
+transaction's written blocks up to the limit: 96 MB per thread without a ceiling is 3 GB on 32
+cores, 6 GB on 64, against the store's 2 GiB peak target for a 100M-row ingest (its
+store file alone is ~1 GB). A bound, not a measured gain: 30M rows on 2 cores with DuckDB's
+threads set to 32 peaked at 1,240 MiB under 3,072 MB and 1,171-1,241 MiB under 512 MB (2
+threads, 192 MB: 1,089-1,118 MiB; one process per run); larger files were not measured."""
 
 
 def write_memory_limit(threads: int) -> str:
     """DuckDB's memory limit while inserting on ``threads`` threads: :data:`WRITE_MEMORY_PER_THREAD`
     MB per thread (enough for each to write row groups at once), at least
-    :data:`WRITE_MEMORY_FLOOR` MB, as a DuckDB setting value such as ``"192MB"``."""
-    return f"{max(WRITE_MEMORY_FLOOR, WRITE_MEMORY_PER_THREAD * max(int(threads), 1))}MB"
+    :data:`WRITE_MEMORY_FLOOR` MB and at most :data:`WRITE_MEMORY_CEILING` MB, as a DuckDB
+    setting value such as ``"192MB"``."""
+    mb = max(WRITE_MEMORY_FLOOR, WRITE_MEMORY_PER_THREAD * max(int(threads), 1))
+    return f"{min(mb, WRITE_MEMORY_CEILING)}MB"
 
 
 def insert_tables(con: Any, ss: SketchSet, file_id: int, windowed: bool) -> None:
