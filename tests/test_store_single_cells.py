@@ -149,3 +149,18 @@ def test_a_since_read_adds_cells_in_write_order(tmp_path, layout):
         assert cells2.view(np.int64).tolist() == cells[mine].view(np.int64).tolist()
         zero = cells2[b2 == b2.min()]
         assert zero.shape[0] == 1 and not np.signbit(zero[0, 1])  # file 0's -0.0 first, then 0.0, 0.0
+
+
+@pytest.mark.parametrize("chunk", [1, 2, 7, 1 << 20])
+def test_the_scan_order_check_sees_a_step_back_at_any_chunk_edge(chunk):
+    from streameval.monitor.layout import _increasing
+
+    rng = np.random.default_rng(chunk)
+    key = np.sort(rng.choice(10**6, 300, replace=False))
+    assert _increasing(key // 30, key % 30, 30, chunk)
+    for i in range(1, 300):
+        bad = key.copy()
+        bad[i] = bad[i - 1]  # a repeat, or (below) a step back, at every place
+        assert not _increasing(bad // 30, bad % 30, 30, chunk)
+        bad[i] = bad[i - 1] - 1
+        assert not _increasing(bad // 30, bad % 30, 30, chunk)

@@ -301,13 +301,24 @@ def _scan_order(keys: list[tuple[np.ndarray, np.ndarray]], span: int) -> tuple[n
     join holds back a vector with few matches and gives it last), so a scan out of order is
     sorted too. The keys are unique: any sort gives the one order.
     """
+    if len(keys) == 1 and _increasing(keys[0][0], keys[0][1], span):
+        return keys[0][0], keys[0][1], None
     row = keys[0][0] if len(keys) == 1 else np.concatenate([r for r, _ in keys])
     local = keys[0][1] if len(keys) == 1 else np.concatenate([c for _, c in keys])
-    key = row * span + local
-    if len(keys) == 1 and bool(np.all(key[1:] > key[:-1])):
-        return row, local, None
-    order: np.ndarray = np.argsort(key, kind="stable")
+    order: np.ndarray = np.argsort(row * span + local, kind="stable")
     return row[order], local[order], order
+
+
+def _increasing(row: np.ndarray, local: np.ndarray, span: int, chunk: int = 1 << 20) -> bool:
+    """Whether the keys ``row * span + local`` strictly increase, checked a chunk at a time (no
+    whole-length temporaries)."""
+    m = row.shape[0]
+    for at in range(0, m, chunk):
+        end = min(at + chunk + 1, m)  # one key of overlap with the next chunk
+        key = row[at:end] * span + local[at:end]
+        if not bool(np.all(key[1:] > key[:-1])):
+            return False
+    return True
 
 
 def _keys_of(codes: np.ndarray, values: list[list[Any]]) -> list[tuple[Any, ...]]:
