@@ -35,11 +35,10 @@ def _rows(n: int, groups: int, seed: int):
     return gid, np.where(np.isnan(y), 2, y).astype(np.int64), y, s, w
 
 
-@pytest.mark.parametrize("ahead", [True, False])
 @pytest.mark.parametrize("grid", [DEFAULT_GRID, LinearGrid(-1, 2, 30)])
 @pytest.mark.parametrize("capacity,weighted_from,packed_bits", [
     (1 << 24, 0, 63), (4_001, 0, 63), (4_001, None, 63), (1_777, 9_000, 63), (4_001, 0, 20), (1 << 24, None, 20)])
-def test_row_buffer_equals_a_brute_force_reference(grid, capacity, weighted_from, packed_bits, ahead, monkeypatch):
+def test_row_buffer_equals_a_brute_force_reference(grid, capacity, weighted_from, packed_bits, monkeypatch):
     """Chunks buffered, sorted into runs (several when the buffer is small, so chunks straddle
     its end and the k-way merge combines runs), give exactly the cells and counters of a dict
     built row by row: NaN scores, zero weights, scores outside [0, 1], unlabelled rows; weights
@@ -48,7 +47,6 @@ def test_row_buffer_equals_a_brute_force_reference(grid, capacity, weighted_from
     monkeypatch.setattr(grouped_sort, "MIN_SORT_ROWS", 1)
     monkeypatch.setattr(grouped_sort, "DENSE", 0.0)
     monkeypatch.setattr(grouped_sort, "_PACKED_BITS", packed_bits)
-    monkeypatch.setattr(grouped_sort, "POPULATE_AHEAD", ahead)  # pages mapped a chunk ahead, or not
     gid, cls, y, s, w = _rows(20_000, 37, 11)
     if weighted_from is None:
         w = np.ones_like(w)
@@ -205,40 +203,3 @@ def test_a_limited_address_space_gets_a_smaller_buffer(tmp_path):
     """)
     out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300)
     assert out.returncode == 0 and out.stdout.strip() == "ok", out.stderr[-2000:]
-
-
-def test_pages_are_mapped_a_chunk_ahead_and_the_unused_ones_released(monkeypatch):
-    """While a chunk is packed, a helper thread maps the next chunk's pages; when the rows end,
-    the pages mapped for rows that did not come leave memory (checked in /proc/self/pagemap)."""
-    import sys
-    import threading
-
-    from streameval.kernels import multiclass_pages as pages
-
-    if not sys.platform.startswith("linux") or grouped_sort._MADVISE is None or not pages.pagemap_works():
-        pytest.skip("needs Linux's madvise and /proc/self/pagemap")
-    monkeypatch.setattr(grouped_sort, "MIN_SORT_ROWS", 1)
-    monkeypatch.setattr(grouped_sort, "DENSE", 0.0)
-    m = 1 << 20  # rows per chunk: 8 MB of codes
-    rng = np.random.default_rng(3)
-    s = rng.random(m)
-    gid, cls = rng.integers(0, 50, m), rng.integers(0, 2, m)
-    grid = DEFAULT_GRID
-    buf, counters = grouped_sort.RowBuffer(capacity=8 * m), np.zeros((50, 8))
-
-    def present(a: int, b: int) -> np.ndarray:  # pages of codes rows [a, b), away from the edges
-        lo, hi = a * 8 + (1 << 21), b * 8 - (1 << 21)
-        return (pages._entries(codes.ctypes.data + lo, hi - lo) & pages._PRESENT_OR_SWAPPED) != 0
-
-    buf.add(*grid.kernel_params(), grid.n_bins, gid, s, cls, np.empty(0), False, counters)
-    codes = buf._codes
-    buf._populator.wait()
-    assert present(m, 2 * m).all()  # the next chunk's rows, mapped ahead
-    assert not present(3 * m, 4 * m).any()  # nothing further
-    buf.add(*grid.kernel_params(), grid.n_bins, gid, s, cls, np.empty(0), False, counters)
-    buf._populator.wait()
-    assert present(2 * m, 3 * m).all()
-    got = buf.drain()
-    assert not present(2 * m, 3 * m).any()  # mapped for rows that never came: released
-    assert not [t for t in threading.enumerate() if t.name == "streameval-populate"]
-    assert got[0].shape[0] + (0 if got[2] is None else got[2][0].shape[0]) > m  # the rows' cells came through

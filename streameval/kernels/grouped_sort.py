@@ -13,7 +13,7 @@ once:
 1. :func:`pack` writes each row's cell code and score into the buffer (weights are copied
    beside them; scores in 4 bytes while every one is a float32 value) and adds the group
    counters in the same pass; each chunk's pages are mapped beforehand in one call
-   (:func:`populate`), on a helper thread while the chunk before is packed (:class:`_Populator`);
+   (:func:`populate`);
 2. when the buffer is full or the set is read, :func:`to_keys` makes the codes distinct keys in
    place (``code << b | row``, ``b`` bits for the row's place), NumPy sorts them in place (its
    vectorized quicksort, ~25-35 ms per million keys here), and :func:`reduce_run` turns them
@@ -117,56 +117,6 @@ def release(view: np.ndarray) -> None:
     end = (view.ctypes.data + view.nbytes) // PAGE * PAGE
     if end > start:
         _MADVISE(start, end - start, _DONTNEED)  # type: ignore[operator]
-
-
-POPULATE_AHEAD = True
-"""Map the pages of a chunk's rows on a helper thread while the chunk before is packed."""
-
-
-class _Populator:
-    """The buffers' pages mapped one chunk ahead on a helper thread (:func:`populate` releases the
-    GIL): on a virtual machine mapping a 1M-row chunk's 12-16 MB takes ~20-25 ms, which then
-    overlaps the packing of the chunk before instead of preceding it. Only pages are mapped, no
-    byte changes: the rows are the same whichever thread maps them, or if none does."""
-
-    def __init__(self) -> None:
-        self._thread: threading.Thread | None = None
-        self._ready = 0  # rows [0, ready) of the current buffers are mapped
-        self._next = 0  # rows the helper thread maps up to
-
-    def reset(self) -> int:
-        """New buffers: nothing of them is mapped. Returns the rows the old ones had mapped."""
-        self.wait()
-        mapped, self._ready = self._ready, 0
-        return mapped
-
-    def wait(self) -> None:
-        if self._thread is not None:
-            self._thread.join()
-            self._thread = None
-            self._ready = max(self._ready, self._next)
-
-    def ensure(self, buffers: tuple[np.ndarray, ...], a: int, b: int) -> None:
-        """Rows ``[a, b)`` of every buffer mapped: what the helper thread did not cover, here."""
-        self.wait()
-        if self._ready < b:
-            for buffer in buffers:
-                populate(buffer[max(a, self._ready):b])
-            self._ready = b
-
-    def ahead(self, buffers: tuple[np.ndarray, ...], b: int, c: int) -> None:
-        """Start mapping rows ``[b, c)`` (the next chunk's, as large as this one) on a helper thread."""
-        if not POPULATE_AHEAD or _MADVISE is None or c <= max(b, self._ready) or self._ready < b:
-            return
-        views = [buffer[b:c] for buffer in buffers]
-
-        def run() -> None:
-            for view in views:
-                populate(view)
-
-        self._next = c
-        self._thread = threading.Thread(target=run, daemon=True, name="streameval-populate")
-        self._thread.start()
 
 
 _AHEAD = 64  # rows ahead whose score is prefetched by reduce_run (16: 10% slower at 100M rows)
@@ -403,7 +353,6 @@ class RowBuffer:
         self._codes = np.empty(0, dtype=np.int64)
         self._scores = np.empty(0, dtype=np.float64)
         self._weights: np.ndarray | None = None
-        self._populator = _Populator()
 
     def takes(self, n: int) -> bool:
         """Whether a chunk of ``n`` rows goes here (else to the hash table)."""
@@ -424,9 +373,8 @@ class RowBuffer:
             m = min(n - done, self.capacity - self.rows)
             a, b = self.rows, self.rows + m
             part = slice(done, done + m)
-            buffers = (self._codes, self._scores) if self._weights is None else (self._codes, self._scores, self._weights)
-            self._populator.ensure(buffers, a, b)
-            self._populator.ahead(buffers, b, min(b + m, self.capacity))
+            for buffer in (self._codes, self._scores) if self._weights is None else (self._codes, self._scores, self._weights):
+                populate(buffer[a:b])
             pack(kind, f0, f1, f2, i0, i1, i2, cuts, n_bins, gid[part], scores[part], cls[part],
                  weights[part] if weighted else weights, weighted, self._codes[a:b], counters, self._scores[a:b])
             if self._weights is not None:
@@ -444,8 +392,6 @@ class RowBuffer:
         """Make sure the buffers exist (a flush hands the codes buffer to its run), the scores'
         float64 unless every buffered score is a float32 value."""
         dtype = np.float32 if narrow and (self.rows == 0 or self._scores.dtype == np.float32) else np.float64
-        if self._codes.shape[0] == 0 or self._scores.dtype != dtype or (weighted and self._weights is None):
-            self._populator.reset()  # new buffers below: none of their pages is mapped
         if self._codes.shape[0] == 0:
             try:  # address space only: pages are touched as rows arrive
                 self._codes = np.empty(self.capacity, dtype=np.int64)
@@ -465,10 +411,7 @@ class RowBuffer:
 
     def flush(self) -> None:
         """Sort the buffered rows into a run (compact when it is the first and rows are unweighted)."""
-        mapped = self._populator.reset()  # the helper thread done; the buffers go to the run
         n = self.rows
-        for buffer in (self._codes, self._scores) if self._weights is None else (self._codes, self._scores, self._weights):
-            release(buffer[n:mapped])  # mapped ahead for rows that did not come
         if n == 0:
             return
         codes_in = self._codes[:n]
