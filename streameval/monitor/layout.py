@@ -104,8 +104,6 @@ file's 94M cells held ~6 GB. Under a tight limit DuckDB inserts on one thread: 1
 one process per setting). Session 8 (100M-row set, load 4-5): 256 MB held
 ~390 MB over the set, 64 MB ~190-200 MB; batches of 1M cells under 64 MB held ~320 MB, of 256K
 ~770 MB (slower too)."""
-WRITE_MEMORY_FLOOR = 64
-"""MB: the least memory limit of a write, whatever the threads."""
 WRITE_MEMORY_CEILING = 512
 """MB: the most, whatever the threads. DuckDB runs a thread per core, and its buffer pool keeps a
 transaction's written blocks up to the limit: 96 MB per thread without a ceiling is 3 GB on 32
@@ -117,11 +115,9 @@ threads, 192 MB: 1,089-1,118 MiB; one process per run); larger files were not me
 
 def write_memory_limit(threads: int) -> str:
     """DuckDB's memory limit while inserting on ``threads`` threads: :data:`WRITE_MEMORY_PER_THREAD`
-    MB per thread (enough for each to write row groups at once), at least
-    :data:`WRITE_MEMORY_FLOOR` MB and at most :data:`WRITE_MEMORY_CEILING` MB, as a DuckDB
-    setting value such as ``"192MB"``."""
-    mb = max(WRITE_MEMORY_FLOOR, WRITE_MEMORY_PER_THREAD * max(int(threads), 1))
-    return f"{min(mb, WRITE_MEMORY_CEILING)}MB"
+    MB per thread (enough for each to write row groups at once; one thread at least) and at most
+    :data:`WRITE_MEMORY_CEILING` MB, as a DuckDB setting value such as ``"192MB"``."""
+    return f"{min(WRITE_MEMORY_PER_THREAD * max(int(threads), 1), WRITE_MEMORY_CEILING)}MB"
 
 
 def insert_tables(con: Any, ss: SketchSet, file_id: int, windowed: bool) -> None:
