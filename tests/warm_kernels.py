@@ -56,6 +56,11 @@ def _steps(folder: str) -> None:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # the same input in every shard: a duplicate warning
             merge_files(shards * 3)
+        from streameval.kernels.headscan import LIT_ENDS, LITERALS, scan_headers
+
+        one = np.zeros(1, dtype=np.int64)
+        scan_headers(LITERALS, one, one, LITERALS, LIT_ENDS, LITERALS, np.zeros((1, 5), dtype=np.int64),
+                     np.zeros((1, 3, 2), dtype=np.int64), np.zeros(1, dtype=np.bool_), np.zeros(1, dtype=np.bool_))
 
     n = 50_000
     table = pa.table({

@@ -146,6 +146,43 @@ class Merger:
         self.n_added += 1
         self._add_counters(counters, True)
 
+    def add_folded_many(self, labels: LabelEncoder, ints: list[list[int]], floats: list[list[float]], weighted: list[bool],
+                        totals: list[tuple[float, float]]) -> None:
+        """:meth:`add_folded` of several files of one label coding, in order, with the same result
+        bit for bit: per file its ``n_rows``, ``n_nan``, ``n_zero_weight``, ``n_outside``
+        (``ints``), its ``prob_weight``, ``brier_sum``, ``log_loss_sum`` (``floats``), whether it
+        is weighted (without recorded squared weights) and its bins' class weights (``totals``).
+        Only while no sketch with replicates was added (the caller checks).
+
+        Raises
+        ------
+        InputError
+            As :meth:`add_folded`, for the first file: a label coding that clashes.
+        """
+        if not ints:
+            return
+        merge_labels(self.labels, labels)  # (again for the next files: no change, no error)
+        sq, n_added = self.squares, self.n_added
+        for part, w in zip(totals, weighted, strict=True):
+            if w:  # weighted, no squared weights recorded
+                sq = None
+            elif not n_added:
+                sq = part
+            elif sq is not None:  # merged_weight_sq's additions, in its order (sum() starts from 0)
+                sq = (0 + sq[0] + part[0], 0 + sq[1] + part[1])
+            n_added += 1
+        self.squares, self.n_added = sq, n_added
+        c = self.counters
+        for col, name in enumerate(INT_COUNTERS):  # exact: Python ints
+            c[name] += sum(row[col] for row in ints)
+        for col, name in enumerate(FLOAT_COUNTERS):  # in file order, one addition each
+            acc = c[name]
+            for row in floats:
+                acc += row[col]
+            c[name] = acc
+        self.plain = self.plain or any(row[0] > 0 for row in ints)
+        c["weighted"] = bool(c["weighted"] or any(weighted))
+
     def _add_counters(self, counters: dict[str, Any], plain: bool) -> None:
         self.plain = self.plain or (plain and counters["n_rows"] > 0)
         if self.plain and self.replicates is not None:

@@ -166,6 +166,7 @@ def merge_files(paths: Sequence[str | os.PathLike[str]], *, strict: bool = False
         fold_batch,
         surely_consistent,
     )
+    from .fold_scan import ScannedBatch, scan_batch
     from .io import read_sketch_file
     from .multiclass import MulticlassSketch
     from .provenance import InputsFold
@@ -234,8 +235,12 @@ def merge_files(paths: Sequence[str | os.PathLike[str]], *, strict: bool = False
             used[0] = _SKEW
             folder.refresh()
             shards = [shard for _, shard in items]
-            done, sums_array, counts_array = fold_batch(buf, shards, merger.dense)
-            sure = surely_consistent(shards, sums_array, counts_array).tolist()
+            done, sums, counts = fold_batch(buf, shards, merger.dense)
+            return settle(items, done, sums, counts, surely_consistent(shards, sums, counts).tolist())
+
+        def settle(items: list[tuple[int, Shard]], done: int, sums_array: np.ndarray, counts_array: np.ndarray,
+                   sure: list[bool]) -> bool:
+            """Check and add folded files in order (flush's second half)."""
             sums, counts = sums_array.tolist(), counts_array.tolist()
             for j, (i, shard) in enumerate(items):
                 try:
@@ -250,10 +255,28 @@ def merge_files(paths: Sequence[str | os.PathLike[str]], *, strict: bool = False
                 add(i, shard, totals)
             return True
 
+        def fold_scanned(k: int, scanned: ScannedBatch) -> bool:
+            """Fold, check and add the batch of files ``mine[k:]`` :func:`scan_batch` read; False
+            when one failed (recorded)."""
+            nonlocal current
+            n_files = len(scanned.ints)
+            index = [i for i, _ in mine[k:k + n_files]]
+            done, sums, counts, sure = scanned.fold(buf, merger.dense)
+            if done < n_files or not all(sure):  # the per-file checks name the problem
+                return settle(list(zip(index, scanned.shards([p for _, p in mine[k:k + n_files]], view), strict=True)),
+                              done, sums, counts, sure)
+            heads.update(zip(index, scanned.heads(), strict=True))
+            current = index[0]  # (a label clash is the first file's)
+            merger.add_folded_many(scanned.static.labels, scanned.ints, scanned.floats, scanned.weighted,
+                                   sums[:, [S_T0, S_T1]].tolist())
+            current = index[-1]
+            return True
+
         mine = [(i, path) for i, path in indexed[part::n] if i != 0]
         reader = BatchReader.create([path for _, path in mine])  # None: file by file, below
         taken: dict[int, tuple[int, int, tuple[int, int, int, int]]] = {}  # read ahead into buf
         upto = [0]  # the next file of `mine` to read ahead
+        skip = [0]  # files of `mine` before this one were folded as a batch
 
         def read(path: str, k: int) -> tuple[bytes | memoryview, Shard | None]:
             """The file's bytes (in ``buf`` when they could be read there) and its shard, if the
@@ -283,12 +306,23 @@ def merge_files(paths: Sequence[str | os.PathLike[str]], *, strict: bool = False
                 if failures and min(f[0] for f in failures) < i:
                     flush()  # the replay of the files before the failure needs their heads
                     return None  # an earlier file already failed: that error is the one reported
+                if k < skip[0]:  # folded with its batch (fold_scanned)
+                    continue
                 if reader is not None and k >= upto[0]:  # read the next batch's files ahead
                     if not flush():  # (their bytes are in buf)
                         return None
-                    upto[0], ahead = reader.read(k, buf, _SKEW, folder, BATCH_FILES, BATCH_BYTES - _SKEW)
+                    folder.refresh()
+                    upto[0], rows = reader.read_rows(k, buf, _SKEW, folder, BATCH_FILES, BATCH_BYTES - _SKEW)
+                    scanned = scan_batch(buf, rows, folder, merger.grid) if merger.replicates is None else None
+                    if scanned is not None:  # every file canonical: folded as arrays
+                        if not fold_scanned(k, scanned):
+                            return None
+                        skip[0] = upto[0]
+                        continue
                     taken.clear()
-                    taken.update(ahead)
+                    for t, (start, size, version, flags, off) in enumerate(rows):
+                        if size >= 0:
+                            taken[k + t] = (start, size, (version, flags, off, size - 4))
                 error: BaseException | None = None
                 try:
                     data, shard = read(path, k)

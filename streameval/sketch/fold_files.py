@@ -138,6 +138,9 @@ class LeanFolder:
         self._lock = threading.Lock()
         self._max_bins = 0
         self._caps: dict[tuple[int, int], int] = {}
+        self.template: tuple[bytes, np.ndarray] | None = None
+        """The last grid-and-meta text found valid (whole, not cut), with its bytes as an array:
+        what :func:`streameval.sketch.fold_scan.scan_batch` looks for in a batch's headers."""
         self.refresh()
 
     def refresh(self) -> None:
@@ -206,7 +209,10 @@ class LeanFolder:
             return got
         cut = _cut_inputs(text)
         if cut is None:
-            return self._checked(text, source)
+            got = self._checked(text, source)
+            if got is not None:
+                self.template = (text, np.frombuffer(text, dtype=np.uint8))
+            return got
         rest, listed = cut
         base = self._static.get(rest) or self._checked(rest, source)
         if base is None or not base.listed:  # the one "inputs" was not meta's member (its list is now [])
@@ -340,6 +346,17 @@ class BatchReader:
             The next file to read, and for each file taken (by its index in ``paths``): where it
             starts in ``buf``, its length, and what :meth:`LeanFolder.framed` gives for it.
         """
+        j, rows = self.read_rows(k, buf, at, folder, files, nbytes)
+        taken = {}
+        for t, (start, n, version, flags, off) in enumerate(rows):
+            if n >= 0:
+                taken[k + t] = (start, n, (version, flags, off, n - 4))
+        return j, taken
+
+    def read_rows(self, k: int, buf: np.ndarray, at: int, folder: LeanFolder, files: int, nbytes: int
+                  ) -> tuple[int, list[list[int]]]:
+        """:meth:`read`, giving for files ``k`` to the next what :func:`~streameval.kernels.fileread.read_frames`
+        gives: ``[start, length (-1: not taken), version, flags, header end]`` each."""
         from ..kernels.fileread import read_frames
 
         sizes: list[int] = []
@@ -361,11 +378,7 @@ class BatchReader:
             caps[version - io.COMPACT_VERSION, flags] = cap
         out = np.empty((len(sizes), 5), dtype=np.int64)
         read_frames(self._functions, self._names, self._offs[k:j], np.array(sizes, dtype=np.int64), buf, at, caps, out)
-        taken = {}
-        for t, (start, n, version, flags, off) in enumerate(out.tolist()):
-            if n >= 0:
-                taken[k + t] = (start, n, (version, flags, off, n - 4))
-        return j, taken
+        return j, out.tolist()
 
 
 class Shard(NamedTuple):
