@@ -9,6 +9,7 @@ import json
 import math
 import os
 import re
+import stat
 import struct
 import threading
 
@@ -383,6 +384,53 @@ def test_the_compiled_batch_read_does_not_open_a_named_pipe(tmp_path):
     t.start()
     t.join(10)
     assert got == [(1, {})]
+
+
+@needs_reader
+@pytest.mark.parametrize(("files", "nbytes"), [(100, 1 << 40), (5, 1 << 40), (100, 3000), (100, 1)])
+def test_the_compiled_stat_gives_the_sizes_os_stat_gives(tmp_path, monkeypatch, files, nbytes):
+    """``stat_sizes`` against the Python loop it replaces (``os.stat``): regular files at both size
+    limits, a folder, a named pipe (not opened), symbolic links (to a file, to a folder, broken), a
+    missing file, a name with a NUL byte, and the batch's file and byte budgets."""
+    assert fileread.FUNCTIONS is not None and fileread.FUNCTIONS[4] != 0  # glibc >= 2.33 on x86-64
+    paths = []
+    for n, size in enumerate((0, 27, 28, 1000, fold_files.READ_MAX, fold_files.READ_MAX + 1, 2000)):
+        p = tmp_path / f"f{n}-é.sevsk"
+        p.write_bytes(b"x" * size)
+        paths.append(str(p))
+    os.mkfifo(tmp_path / "pipe")
+    os.symlink(paths[3], tmp_path / "to-file")
+    os.symlink(tmp_path, tmp_path / "to-dir")
+    os.symlink(tmp_path / "nowhere", tmp_path / "broken")
+    paths[3:3] = [str(tmp_path / name) for name in ("pipe", "to-file", "to-dir", "broken", "missing")]
+    paths += [str(tmp_path), str(tmp_path / "nul\0name"), paths[2]]
+    folder = fold_files.LeanFolder()
+    reader = fold_files.BatchReader.create(paths)
+    buf = np.zeros(20 * fold_files.READ_MAX, dtype=np.uint8)
+    asked: list[list[int]] = []  # the sizes read_frames is given
+    read = fileread.read_frames
+    monkeypatch.setattr(fileread, "read_frames", lambda fns, names, offs, sizes, *rest: (asked.append(sizes.tolist()),
+                                                                                         read(fns, names, offs, sizes, *rest))[1])
+    got = [(reader.read_rows(k, buf, 64, folder, files, nbytes)[0], asked.pop()) for k in range(len(paths))]
+    functions = reader._functions
+    reader._functions = functions.copy()
+    reader._functions[4] = 0  # the Python loop
+    want = [(reader.read_rows(k, buf, 64, folder, files, nbytes)[0], asked.pop()) for k in range(len(paths))]
+    assert got == want
+    sizes = np.empty(len(paths), dtype=np.int64)
+    n = fileread.stat_sizes(functions, reader._names, reader._offs, reader._plain, sizes, len(paths), 1 << 40, 28,
+                            fold_files.READ_MAX)
+    assert n == len(paths)
+    expect = []
+    for path in paths:
+        try:
+            st = os.stat(path)
+            ok = stat.S_ISREG(st.st_mode) and 28 <= st.st_size <= fold_files.READ_MAX
+            expect.append(st.st_size if ok else -1)
+        except (OSError, ValueError):
+            expect.append(-1)
+    assert sizes.tolist() == expect
+    assert sorted(set(expect)) == [-1, 28, 1000, 2000, fold_files.READ_MAX]
 
 
 @pytest.mark.parametrize("threads", [1, 2])

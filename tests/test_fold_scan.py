@@ -258,3 +258,20 @@ def test_the_same_bytes_from_canonical_shards_of_a_large_grid(tmp_path, monkeypa
     assert spy.taken > 0
     one_by_one, _ = _per_file(paths, 2, spy)
     assert got.to_bytes() == one_by_one.to_bytes()
+
+
+def test_tokens_longer_than_the_gather_room_send_the_batch_file_by_file(tmp_path, monkeypatch, spy):
+    """A counter written with a long fraction (the same value) fills more than the scan's token
+    room: that batch goes file by file, with the same result."""
+    monkeypatch.setattr(fold_files, "BATCH_FILES", 1)
+    paths = _shards(tmp_path, 6, seed=12)
+    version, flags, header, stored = _split(paths[3].read_bytes())
+    text = json.dumps(header, sort_keys=True, separators=(",", ":")).encode()
+    value = repr(header["counters"]["brier_sum"]).encode()
+    longer = value + b"0" * 150 if b"." in value else value + b"." + b"0" * 150
+    text = text.replace(b'"brier_sum":' + value, b'"brier_sum":' + longer)
+    paths[3].write_bytes(_pack(text, stored, version, flags))
+    got, _ = _merge(paths, 1)
+    assert spy.taken == 3  # files 2, 4, 5 (file 0 is loaded whole, file 1 sets the template, file 3 goes alone)
+    want, _ = _reference(paths)
+    _assert_same(got, want, exact=True)

@@ -38,16 +38,40 @@ from numba.extending import intrinsic
 from .cache import ENABLED as CACHE
 from .intrinsics import load_le32, load_le64
 
-__all__ = ["FUNCTIONS", "read_frames", "MAGIC"]
+__all__ = ["FUNCTIONS", "read_frames", "stat_sizes", "MAGIC"]
 
 MAGIC = b"\x89SEVSK\r\n"
 _MAGIC64 = int.from_bytes(MAGIC, "little") - (1 << 64 if MAGIC[7] >= 0x80 else 0)
 _OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_CLOEXEC", 0)
 
 
+_STAT_BYTES = 256  # more than x86-64's struct stat (144 bytes)
+_ST_MODE, _ST_SIZE = 24, 48  # where x86-64 Linux's struct stat holds st_mode (uint32) and st_size (int64)
+
+
+def _stat_function(libc: ctypes.CDLL) -> int:
+    """The address of the C library's ``stat`` when it fills x86-64 Linux's ``struct stat`` as
+    checked here against ``os.stat`` on this module's file (glibc exports ``stat`` since 2.33), else 0."""
+    try:
+        fn = libc.stat
+        fn.argtypes, fn.restype = [ctypes.c_char_p, ctypes.c_char_p], ctypes.c_int
+        out = ctypes.create_string_buffer(_STAT_BYTES)
+        want = os.stat(__file__)
+        if fn(os.fsencode(__file__), out) != 0:
+            return 0
+        mode = int.from_bytes(out.raw[_ST_MODE:_ST_MODE + 4], "little")
+        size = int.from_bytes(out.raw[_ST_SIZE:_ST_SIZE + 8], "little", signed=True)
+        if (mode, size) != (want.st_mode, want.st_size):
+            return 0
+        return ctypes.cast(fn, ctypes.c_void_p).value or 0
+    except (OSError, AttributeError, ValueError):
+        return 0
+
+
 def _functions() -> np.ndarray | None:
-    """The addresses of ``open``, ``read``, ``close`` and ISA-L's ``crc32_gzip_refl`` (int64), or
-    None where :func:`read_frames` may not call them."""
+    """The addresses of ``open``, ``read``, ``close``, ISA-L's ``crc32_gzip_refl`` and ``stat``
+    (0 where it is not usable: :func:`stat_sizes` is then not called) as int64, or None where
+    :func:`read_frames` may not call them."""
     if not (sys.platform.startswith("linux") and platform.machine() in ("x86_64", "AMD64")):
         return None
     try:
@@ -64,11 +88,12 @@ def _functions() -> np.ndarray | None:
         return None
     if not all(found):
         return None
-    return np.array(found, dtype=np.int64)
+    return np.array([*found, _stat_function(libc)], dtype=np.int64)
 
 
 FUNCTIONS = _functions()
-"""``open``, ``read``, ``close``, ``crc32_gzip_refl`` as int64 addresses, or None: not available."""
+"""``open``, ``read``, ``close``, ``crc32_gzip_refl``, ``stat`` (0: not usable) as int64
+addresses, or None: not available."""
 
 _I8P = ir.IntType(8).as_pointer()
 _I32 = ir.IntType(32)
@@ -132,6 +157,46 @@ _open = _caller(_I32, [_I8P, _I32], types.int64)  # int open(const char *path, i
 _read = _caller(_I64, [_I32, _I8P, _I64], types.int64)  # ssize_t read(int fd, void *buf, size_t n)
 _close = _caller(_I32, [_I32], types.int64)  # int close(int fd)
 _crc = _caller(_I32, [_I32, _I8P, _I64], types.uint64)  # uint32_t crc32_gzip_refl(uint32_t, const uint8_t *, uint64_t)
+_stat = _caller(_I32, [_I8P, _I8P], types.int64)  # int stat(const char *path, struct stat *out)
+_S_IFMT, _S_IFREG = 0o170000, 0o100000
+
+
+@nb.njit(nogil=True, cache=CACHE, boundscheck=False)
+def stat_sizes(fns, names, name_offs, plain, sizes, files, nbytes, smallest, largest):  # type: ignore[no-untyped-def]
+    """The sizes of the files ``read_frames`` should read, as ``os.stat`` gives them, from the first
+    on: at most ``files`` of them, and no more once their sizes reach ``nbytes``.
+
+    Parameters
+    ----------
+    fns : int64 array (5,)
+        :data:`FUNCTIONS`, whose ``stat`` (``fns[4]``) is not 0.
+    names, name_offs : arrays
+        As :func:`read_frames` takes them.
+    plain : bool array (n,)
+        Whether a path can be passed to C (no NUL byte); the others get -1.
+    sizes : int64 array (n,)
+        Receives each file's size, or -1 where it is not a regular file of ``smallest`` to
+        ``largest`` bytes, or ``stat`` fails.
+
+    Returns
+    -------
+    int
+        How many files got a size (``read_frames`` reads those).
+    """
+    out = np.zeros(_STAT_BYTES, dtype=np.uint8)
+    total = 0
+    j = 0
+    while j < name_offs.shape[0] and j < files and total < nbytes:
+        size = np.int64(-1)
+        if plain[j] and _stat(fns[4], _address(names, name_offs[j]), _address(out, 0)) == 0:
+            mode = np.int64(load_le32(out, _ST_MODE)) & 0xFFFFFFFF
+            got = load_le64(out, _ST_SIZE)
+            if (mode & _S_IFMT) == _S_IFREG and smallest <= got and got <= largest:
+                size = got
+        sizes[j] = size
+        total += max(size, 0)
+        j += 1
+    return j
 
 
 @nb.njit(nogil=True, cache=CACHE, boundscheck=False)

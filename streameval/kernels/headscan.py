@@ -24,7 +24,7 @@ import numpy as np
 
 from .cache import ENABLED as CACHE
 
-__all__ = ["scan_headers", "LITERALS", "LIT_ENDS", "INTS", "NUMS"]
+__all__ = ["scan_headers", "gather_tokens", "LITERALS", "LIT_ENDS", "INTS", "NUMS"]
 
 # The header between its tokens, in order (``fold_files._HEADER``): after each literal comes one
 # token: NUM, NUM, INT x 4, NUM, BOOL; then ``},`` + template + ``,"n_bins":`` INT + the tail.
@@ -161,3 +161,21 @@ def scan_headers(buf, starts, ends, lits, lit_ends, template, ints, spans, weigh
             ints[j, 4] = np.int64(v)
             ok[j] = True
 
+
+
+@nb.njit(nogil=True, cache=CACHE, boundscheck=False)
+def gather_tokens(buf, spans, out):  # type: ignore[no-untyped-def]
+    """Copy the tokens ``buf[spans[j, t, 0]:spans[j, t, 1]]`` (int64 spans (n, 3, 2)) into ``out``
+    (uint8), in order, each followed by a space: the bytes written, or -1 when ``out`` is too short."""
+    p = 0
+    for j in range(spans.shape[0]):
+        for t in range(spans.shape[1]):
+            a, b = spans[j, t, 0], spans[j, t, 1]
+            if p + (b - a) + 1 > out.shape[0]:
+                return -1
+            for i in range(a, b):
+                out[p] = buf[i]
+                p += 1
+            out[p] = 32
+            p += 1
+    return p

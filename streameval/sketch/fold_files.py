@@ -321,7 +321,7 @@ class BatchReader:
     def __init__(self, paths: list[str], functions: np.ndarray) -> None:
         encoded = [os.fsencode(p) for p in paths]
         self._paths = paths
-        self._plain = [b"\0" not in e for e in encoded]  # (a NUL would cut the name short in C)
+        self._plain = np.array([b"\0" not in e for e in encoded], dtype=np.bool_)  # (a NUL would cut the name short in C)
         self._names = np.frombuffer(b"".join(e + b"\0" for e in encoded) or b"\0", dtype=np.uint8)
         self._offs = np.zeros(len(paths), dtype=np.int64)
         np.cumsum([len(e) + 1 for e in encoded[:-1]], out=self._offs[1:])
@@ -359,25 +359,34 @@ class BatchReader:
         gives: ``[start, length (-1: not taken), version, flags, header end]`` each."""
         from ..kernels.fileread import read_frames
 
-        sizes: list[int] = []
-        total, j = 0, k
-        while j < len(self._paths) and len(sizes) < files and total < nbytes:
-            size = -1
-            if self._plain[j]:
-                try:
-                    st = os.stat(self._paths[j])
-                    if stat.S_ISREG(st.st_mode) and 28 <= st.st_size <= READ_MAX:
-                        size = st.st_size
-                except (OSError, ValueError):
-                    pass
-            sizes.append(size)
-            total += max(size, 0)
-            j += 1
+        if self._functions[4]:  # os.stat's loop, compiled
+            from ..kernels.fileread import stat_sizes
+
+            sizes = np.empty(min(files, len(self._paths) - k), dtype=np.int64)
+            n = stat_sizes(self._functions, self._names, self._offs[k:k + sizes.shape[0]], self._plain[k:k + sizes.shape[0]],
+                           sizes, files, nbytes, 28, READ_MAX)
+            sizes, j = sizes[:n], k + n
+        else:
+            listed: list[int] = []
+            total, j = 0, k
+            while j < len(self._paths) and len(listed) < files and total < nbytes:
+                size = -1
+                if self._plain[j]:
+                    try:
+                        st = os.stat(self._paths[j])
+                        if stat.S_ISREG(st.st_mode) and 28 <= st.st_size <= READ_MAX:
+                            size = st.st_size
+                    except (OSError, ValueError):
+                        pass
+                listed.append(size)
+                total += max(size, 0)
+                j += 1
+            sizes = np.array(listed, dtype=np.int64)
         caps = np.full((2, 2), -1, dtype=np.int64)
         for (version, flags), cap in folder._caps.items():
             caps[version - io.COMPACT_VERSION, flags] = cap
         out = np.empty((len(sizes), 5), dtype=np.int64)
-        read_frames(self._functions, self._names, self._offs[k:j], np.array(sizes, dtype=np.int64), buf, at, caps, out)
+        read_frames(self._functions, self._names, self._offs[k:j], sizes, buf, at, caps, out)
         return j, out.tolist()
 
 

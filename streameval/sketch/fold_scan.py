@@ -112,20 +112,20 @@ def scan_batch(buf: np.ndarray, rows: list[list[int]], folder: LeanFolder, grid:
     ``folder``'s template and a ``weight_sq``-free, valid set of counters on ``grid``; else None
     (the files then go one by one).
     """
-    from ..kernels.headscan import LIT_ENDS, LITERALS, scan_headers
+    from ..kernels.headscan import LIT_ENDS, LITERALS, gather_tokens, scan_headers
 
     template = folder.template
     n = len(rows)
     if template is None or not n:
         return None
-    where = np.array(rows, dtype=np.int64).reshape(n, 5)
-    start, length, version, flags, head_end = where.T
-    if not (length.min() >= 0 and flags.max() == 0 and version.min() >= io.COMPACT_VERSION
-            and version.max() <= io.COLUMNAR_VERSION):
-        return None
+    for _, length, version, flags, _ in rows:  # (the same checks in Python: ~3x faster on 32 rows)
+        if length < 0 or flags != 0 or not io.COMPACT_VERSION <= version <= io.COLUMNAR_VERSION:
+            return None
     static = folder.static(template[0], None)
     if static is None or not (static.grid is grid or static.grid == grid) or static.n_bins > folder._max_bins:
         return None
+    where = np.array(rows, dtype=np.int64)
+    start, length, head_end = where[:, 0], where[:, 1], where[:, 4]
     ints = np.empty((n, 5), dtype=np.int64)
     spans = np.empty((n, 3, 2), dtype=np.int64)
     weighted = np.empty(n, dtype=np.bool_)
@@ -136,11 +136,14 @@ def scan_batch(buf: np.ndarray, rows: list[list[int]], folder: LeanFolder, grid:
         return None
     # the payload's length against what k bins can take (io_fold.check_room; uncompressed)
     plen = length - 4 - head_end - 8
-    columnar = version == io.COLUMNAR_VERSION
+    columnar = where[:, 2] == io.COLUMNAR_VERSION
     if np.any(plen > np.where(columnar, max_columnar_bytes(k), max_compact_bytes(k))):  # type: ignore[arg-type]
         return None
-    tokens = [buf[a:b].tobytes() for a, b in spans.reshape(3 * n, 2).tolist()]
-    values = list(map(float, tokens))  # as the JSON parser converts them (an integer token exactly, then to float)
+    text = np.empty(n * 96, dtype=np.uint8)  # canonical tokens take at most ~25 bytes
+    used = gather_tokens(buf, spans, text)
+    if used < 0:
+        return None
+    values = list(map(float, text[:used].tobytes().split()))  # as the JSON parser converts them (an integer exactly)
     if not max(values) <= _FLOAT_MAX:  # io_header's limit on the float counters (inf: 1e999)
         return None
     floats = [[values[3 * t + 2], values[3 * t], values[3 * t + 1]] for t in range(n)]  # prob_weight, brier, log loss
