@@ -194,7 +194,8 @@ def stat_sizes(fns, names, name_offs, plain, sizes, files, nbytes, smallest, lar
             if (mode & _S_IFMT) == _S_IFREG and smallest <= got and got <= largest:
                 size = got
         sizes[j] = size
-        total += max(size, 0)
+        if size > 0:
+            total += size
         j += 1
     return j
 
