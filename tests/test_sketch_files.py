@@ -37,6 +37,24 @@ def test_merge_files_equals_one_pass(tmp_path, threads) -> None:
     assert float(merged.roc_auc()) == float(whole.roc_auc())
 
 
+def test_a_folder_lists_what_os_walk_lists(tmp_path) -> None:
+    """Nested folders, both suffixes in any case, a link to a folder (not followed), links to a file
+    and to nothing, a named pipe: the same sorted list as ``os.walk``."""
+    import os
+
+    for name in ("x.sevsk", "a/y.SKETCH", "a/b/z.sevsk", "a/b/no.txt", "c/w.sketch", "a/b/c.Sevsk", "d/e/f/g.sketch"):
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_bytes(b"")
+    os.symlink(tmp_path / "a", tmp_path / "link-to-a")
+    os.symlink(tmp_path / "nowhere.sevsk", tmp_path / "broken.sevsk")
+    os.symlink(tmp_path / "x.sevsk", tmp_path / "l.sevsk")
+    os.mkfifo(tmp_path / "fifo.sketch")
+    want = sorted(os.path.join(root, f) for root, _, files in os.walk(tmp_path) for f in files
+                  if f.lower().endswith((".sketch", ".sevsk")))
+    assert expand_sketch_paths([tmp_path]) == want
+    assert len(want) == 10
+
+
 def test_expand_paths_and_order(tmp_path) -> None:
     _shards(tmp_path, n=3)
     files = expand_sketch_paths([tmp_path / "day"])
