@@ -126,3 +126,30 @@ def test_a_file_that_keeps_changing_while_read_is_refused_with_nothing_written(t
         assert st._con.execute("SELECT count(*) FROM groups").fetchall() == [(0,)]
         monkeypatch.setattr(slicing, "sketch_slices", real_read)
         assert [r.action for r in st.ingest([str(path)])] == ["added"]
+
+
+def test_a_same_size_rewrite_within_the_files_clock_tick_is_found(tmp_path, monkeypatch):
+    """A file ingested right after it was written may be rewritten within the same tick of the
+    file system's clock (1-2 s on FAT, SMB or some NFS servers): same size, same modification
+    time. Such a recent time is recorded as -1, so the next ingest compares digests and finds the
+    new labels; once the time is old enough it is recorded and trusted (no hash)."""
+    path = tmp_path / "log.csv"
+    old, new = "score,label\n0.25,0\n0.75,1\n0.5,0\n", "score,label\n0.25,1\n0.75,0\n0.5,1\n"
+    path.write_text(old)
+    tick = os.stat(path).st_mtime_ns
+    with Store(tmp_path / "m.duckdb") as st:
+        assert [r.action for r in st.ingest([str(path)], score="score", label="label")] == ["added"]
+        assert st._con.execute("SELECT mtime_ns FROM files").fetchall() == [(-1,)]
+        path.write_text(new)
+        os.utime(path, ns=(tick, tick))  # the same tick as the first version
+        assert [r.action for r in st.ingest([str(path)])] == ["replaced"]
+        assert float(st.sketchset().sketch(()).roc_auc()) == 0.0  # the new labels (the old ones: 1.0)
+        old_tick = tick - 10 * store_module.RACY_NS
+        os.utime(path, ns=(old_tick, old_tick))  # touched to an old time: hashed once, then trusted
+        assert [r.action for r in st.ingest([str(path)])] == ["unchanged"]
+        assert st._con.execute("SELECT mtime_ns FROM files").fetchall() == [(old_tick,)]
+        calls: list[str] = []
+        real = store_module._digest
+        monkeypatch.setattr(store_module, "_digest", lambda p, *a: calls.append(p) or real(p, *a))
+        assert [r.action for r in st.ingest([str(path)])] == ["unchanged"]
+        assert calls == []

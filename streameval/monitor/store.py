@@ -15,7 +15,8 @@ the same schema can move to a server database):
   sum = the score) apart, since almost every cell of a finely sliced log is one.
 
 Each file's contribution is written in one transaction: an unchanged file (same size and
-modification time, or same SHA-256) is skipped; a changed one (labels arrived) has its rows
+modification time, or same SHA-256; a modification time within 2 s of when it was recorded is
+not trusted: :data:`RACY_NS`) is skipped; a changed one (labels arrived) has its rows
 replaced, never added to; ``kill -9`` at any moment leaves the store as before or after that
 file, because DuckDB rolls back an unfinished transaction when the file is next opened. A second
 process that opens the store while one writes gets :class:`StoreBusyError`. Reading scans the
@@ -33,6 +34,7 @@ import hashlib
 import json
 import os
 import threading
+import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, Iterable, Sequence
@@ -105,6 +107,18 @@ def _identity(st: os.stat_result) -> tuple[int, int, int, int]:
 
 _READ_ATTEMPTS = 3
 """Reads of a file that keeps changing while it is read before ingest gives up on it."""
+RACY_NS = 2_000_000_000
+"""A modification time this close to the clock when it is recorded (2 s: FAT's granularity, more
+than any other file system's) does not prove a later file of the same size and time unchanged:
+the file may be rewritten within the same tick of the file system's clock. Such a time is
+recorded as -1, so the next ingest compares digests (as git does with "racily clean" entries)."""
+
+
+def _trusted_mtime(st: os.stat_result, seen_ns: int) -> int:
+    """The modification time to record for ``st``, taken when the clock read at least ``seen_ns``
+    (``time.time_ns()`` just before the ``stat``): its own, or -1 while it is too recent to trust
+    (:data:`RACY_NS`). A rewrite after the ``stat`` gets a later tick than a time recorded here."""
+    return st.st_mtime_ns if seen_ns - st.st_mtime_ns >= RACY_NS else -1
 
 
 def _one(result: Any) -> Any:
@@ -337,6 +351,7 @@ class Store:
         """
         from ..slicing import sketch_slices
 
+        seen = time.time_ns()
         st = os.stat(path)
         known = _one(self._con.execute("SELECT size, mtime_ns, digest FROM files WHERE path = ?", [path]))
         if known is not None and (known[0], known[1]) == (st.st_size, st.st_mtime_ns):
@@ -345,7 +360,8 @@ class Store:
         if known is not None and known[0] == st.st_size:  # touched, or rewritten at the same size?
             digest = _digest(path)
             if known[2] == digest:
-                self._con.execute("UPDATE files SET mtime_ns = ? WHERE path = ?", [st.st_mtime_ns, path])
+                if known[1] != _trusted_mtime(st, seen):
+                    self._con.execute("UPDATE files SET mtime_ns = ? WHERE path = ?", [_trusted_mtime(st, seen), path])
                 return IngestResult(path, "unchanged", 0, 0)
             pending = None
         else:  # new, or of another size: its digest is only recorded, so hash it while it is read
@@ -365,10 +381,11 @@ class Store:
                 pending.shutdown(wait=False, cancel_futures=True)
         if _identity(os.stat(path)) != _identity(st):
             return None
-        self._write(path, st, digest, int(prov["rows_read"]), ss, job["window"] is not None)
+        self._write(path, st, _trusted_mtime(st, seen), digest, int(prov["rows_read"]), ss, job["window"] is not None)
         return IngestResult(path, "added" if known is None else "replaced", int(prov["rows_read"]), len(ss))
 
-    def _write(self, path: str, st: os.stat_result, digest: str, rows: int, ss: SketchSet, windowed: bool) -> None:
+    def _write(self, path: str, st: os.stat_result, mtime_ns: int, digest: str, rows: int, ss: SketchSet,
+               windowed: bool) -> None:
         """Replace one file's contribution: one transaction (delete its rows, insert the new ones)."""
         con = self._con
         con.execute("BEGIN TRANSACTION")
@@ -383,7 +400,7 @@ class Store:
             insert_tables(con, ss, file_id, windowed)
             labels = json.dumps([_plain(ss._labels.pos_label), _plain(ss._labels.neg_label)])
             con.execute("INSERT OR REPLACE INTO files VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                        [path, file_id, st.st_size, st.st_mtime_ns, digest, rows, _dt.datetime.now(_dt.timezone.utc),
+                        [path, file_id, st.st_size, mtime_ns, digest, rows, _dt.datetime.now(_dt.timezone.utc),
                          labels, ss.weighted])
             con.execute("COMMIT")
         except BaseException:
