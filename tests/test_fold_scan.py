@@ -275,3 +275,45 @@ def test_tokens_longer_than_the_gather_room_send_the_batch_file_by_file(tmp_path
     assert spy.taken == 3  # files 2, 4, 5 (file 0 is loaded whole, file 1 sets the template, file 3 goes alone)
     want, _ = _reference(paths)
     _assert_same(got, want, exact=True)
+
+
+def _odd_tokens(header: dict) -> bytes:
+    """The canonical header text with its float counters written as other JSON numbers of the same
+    value: integral ones as integers (``50``, ``0``), the others in upper-case exponent form."""
+    text = json.dumps(header, sort_keys=True, separators=(",", ":")).encode()
+    for name in ("brier_sum", "log_loss_sum", "prob_weight"):
+        value = header["counters"][name]
+        token = str(int(value)) if value.is_integer() else f"{value:.17E}"
+        assert float(token) == value
+        text = text.replace(f'"{name}":{json.dumps(value)},'.encode(), f'"{name}":{token},'.encode(), 1)
+    return text
+
+
+@pytest.mark.parametrize("threads", [1, 3])
+@pytest.mark.parametrize("batch", [1, 32])
+def test_mixed_versions_empty_and_weighted_shards_with_other_number_tokens(tmp_path, monkeypatch, spy, threads, batch):
+    """Versions 3 and 4 in one batch, empty shards (``n_rows`` and ``n_bins`` 0), weighted shards
+    without squared weights, and number tokens such as ``50`` or ``2.0894841792002160E+01``: the
+    batches go as arrays, with the bytes, counters and warnings of loading and merging in order
+    and of the per-file path."""
+    monkeypatch.setattr(fold_files, "BATCH_FILES", batch)
+    rng = np.random.default_rng(13)
+    paths = []
+    for i in range(36):
+        sk = BinarySketch(GRID) if i % 7 == 3 else _sketch(rng, 50 + i, grid=GRID, weighted=i % 5 == 2)
+        p = tmp_path / f"m{i:02d}.sevsk"
+        sk.save(p, format_version=3 + i % 2)
+        version, flags, header, stored = _split(p.read_bytes())
+        header["meta"].setdefault("neg_label", 0)  # the empty shards' meta as the others'
+        header.pop("weight_sq", None)
+        p.write_bytes(_pack(_odd_tokens(header), stored, version, flags))
+        paths.append(p)
+    got, got_warnings = _merge(paths, threads)
+    assert spy.taken >= (30 if batch == 1 else 1)  # (the first batch read sets the template)
+    want, want_warnings = _reference(paths)
+    _assert_same(got, want, exact=threads == 1)
+    assert want.counters["weighted"] and want.counters["n_rows"] > 0
+    one_by_one, one_warnings = _per_file(paths, threads, spy)
+    assert got.counters == one_by_one.counters
+    assert got.to_bytes() == one_by_one.to_bytes()
+    assert got_warnings == want_warnings == one_warnings
