@@ -56,11 +56,19 @@ def _steps(folder: str) -> None:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # the same input in every shard: a duplicate warning
             merge_files(shards * 3)
-        from streameval.kernels.headscan import LIT_ENDS, LITERALS, scan_headers
 
-        one = np.zeros(1, dtype=np.int64)
-        scan_headers(LITERALS, one, one, LITERALS, LIT_ENDS, LITERALS, np.zeros((1, 5), dtype=np.int64),
-                     np.zeros((1, 3, 2), dtype=np.int64), np.zeros(1, dtype=np.bool_), np.zeros(1, dtype=np.bool_))
+    def batches() -> None:  # canonical shards past a first batch: the header scan and the array path
+        plain = streameval.BinarySketch().update((rng.random(400) < 0.3).astype(int), rng.random(400))
+        paths = [os.path.join(folder, f"b{i:02d}.sevsk") for i in range(40)]
+        for i, path in enumerate(paths):
+            plain.save(path, format_version=3 + i % 2)
+        merge_files(paths, threads=1)
+
+    def formats() -> None:  # every writable version, compressed or not, and back
+        sketch = streameval.BinarySketch().update((rng.random(3000) < 0.3).astype(int), rng.random(3000))
+        for version in (1, 3, 4):
+            for compress in (False, True):
+                streameval.BinarySketch.from_bytes(sketch.to_bytes(format_version=version, compress=compress))
 
     n = 50_000
     table = pa.table({
@@ -70,6 +78,8 @@ def _steps(folder: str) -> None:
     })
     y, p = rng.integers(0, 3, 5000), rng.dirichlet(np.ones(3), 5000)
     step("merge", merge)  # first: the largest, and the earliest test files merge shards
+    step("batches", batches)
+    step("formats", formats)
     step("evaluate", lambda: streameval.evaluate(log, score="score", label="label"))
     step("sliced", lambda: sketch_slices(table, score="score", label="label", by=["seg"], time="ts", window="1d")[0]
          .n_cells)

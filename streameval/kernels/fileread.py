@@ -206,7 +206,7 @@ def read_frames(fns, names, name_offs, sizes, buf, at, caps, out):  # type: igno
 
     Parameters
     ----------
-    fns : int64 array (4,)
+    fns : int64 array (5,)
         :data:`FUNCTIONS`.
     names : uint8 array
         The paths, encoded with ``os.fsencode``, each followed by a NUL byte: path ``i`` starts at
