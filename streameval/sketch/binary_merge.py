@@ -131,47 +131,43 @@ class Merger:
         InputError
             As :meth:`add`: label codings that clash, or rows after a sketch with replicates.
         """
-        merge_labels(self.labels, labels)
         if counters["weighted"]:
             part = (counters["weight_sq_neg"], counters["weight_sq_pos"]) if "weight_sq_pos" in counters else None
         else:
             part = totals  # unit weights: w**2 = w
-        sq = self.squares
-        if not self.n_added:
-            self.squares = part
-        elif sq is None or part is None:
-            self.squares = None
-        else:  # merged_weight_sq's additions, in its order (sum() starts from 0)
-            self.squares = (0 + sq[0] + part[0], 0 + sq[1] + part[1])
-        self.n_added += 1
-        self._add_counters(counters, True)
+        self.add_folded_many(labels, [[counters[name] for name in INT_COUNTERS]],
+                             [[counters[name] for name in FLOAT_COUNTERS]], [counters["weighted"]], [part])
 
     def add_folded_many(self, labels: LabelEncoder, ints: list[list[int]], floats: list[list[float]], weighted: list[bool],
-                        totals: list[tuple[float, float]]) -> None:
+                        squares: list[tuple[float, float] | None]) -> None:
         """:meth:`add_folded` of several files of one label coding, in order, with the same result
         bit for bit: per file its ``n_rows``, ``n_nan``, ``n_zero_weight``, ``n_outside``
         (``ints``), its ``prob_weight``, ``brier_sum``, ``log_loss_sum`` (``floats``), whether it
-        is weighted (without recorded squared weights) and its bins' class weights (``totals``).
-        Only while no sketch with replicates was added (the caller checks).
+        is weighted, and its sums of squared weights per class (``squares``: its bins' class
+        weights when unweighted, None when not recorded).
 
         Raises
         ------
         InputError
-            As :meth:`add_folded`, for the first file: a label coding that clashes.
+            As :meth:`add`, for the first file: a label coding that clashes; rows after a sketch
+            with replicates.
         """
         if not ints:
             return
         merge_labels(self.labels, labels)  # (again for the next files: no change, no error)
         sq, n_added = self.squares, self.n_added
-        for part, w in zip(totals, weighted, strict=True):
-            if w:  # weighted, no squared weights recorded
-                sq = None
-            elif not n_added:
+        for part in squares:
+            if not n_added:
                 sq = part
-            elif sq is not None:  # merged_weight_sq's additions, in its order (sum() starts from 0)
+            elif sq is None or part is None:
+                sq = None
+            else:  # merged_weight_sq's additions, in its order (sum() starts from 0)
                 sq = (0 + sq[0] + part[0], 0 + sq[1] + part[1])
             n_added += 1
         self.squares, self.n_added = sq, n_added
+        self.plain = self.plain or any(row[0] > 0 for row in ints)
+        if self.plain and self.replicates is not None:
+            raise InputError(MIXED_REPLICATES)
         c = self.counters
         for col, name in enumerate(INT_COUNTERS):  # exact: Python ints
             c[name] += sum(row[col] for row in ints)
@@ -180,7 +176,6 @@ class Merger:
             for row in floats:
                 acc += row[col]
             c[name] = acc
-        self.plain = self.plain or any(row[0] > 0 for row in ints)
         c["weighted"] = bool(c["weighted"] or any(weighted))
 
     def _add_counters(self, counters: dict[str, Any], plain: bool) -> None:

@@ -187,6 +187,7 @@ def merge_files(paths: Sequence[str | os.PathLike[str]], *, strict: bool = False
         Shard,
         fold_batch,
         surely_consistent,
+        taken_files,
     )
     from .fold_scan import ScannedBatch, scan_batch
     from .io import read_sketch_file
@@ -289,8 +290,9 @@ def merge_files(paths: Sequence[str | os.PathLike[str]], *, strict: bool = False
                               done, sums, counts, sure)
             heads.update(zip(index, scanned.heads(), strict=True))
             current = index[0]  # (a label clash is the first file's)
+            totals = sums[:, [S_T0, S_T1]].tolist()  # unit weights: w**2 = w; weighted: not recorded in the header
             merger.add_folded_many(scanned.static.labels, scanned.ints, scanned.floats, scanned.weighted,
-                                   sums[:, [S_T0, S_T1]].tolist())
+                                   [None if w else (t[0], t[1]) for w, t in zip(scanned.weighted, totals, strict=True)])
             current = index[-1]
             return True
 
@@ -342,9 +344,7 @@ def merge_files(paths: Sequence[str | os.PathLike[str]], *, strict: bool = False
                         skip[0] = upto[0]
                         continue
                     taken.clear()
-                    for t, (start, size, version, flags, off) in enumerate(rows):
-                        if size >= 0:
-                            taken[k + t] = (start, size, (version, flags, off, size - 4))
+                    taken.update(taken_files(k, rows))
                 error: BaseException | None = None
                 try:
                     data, shard = read(path, k)

@@ -42,7 +42,7 @@ from .io_fold import check_folded, check_room, fold_checked
 from .io_header import _DECODER, MAX_COUNT, _meta, _parse_header, _weight_sq, max_grid_bins
 from .io_header import _cached_grid as _grid_of
 
-__all__ = ["BatchReader", "LeanFolder", "Static", "Shard", "fold_batch", "surely_consistent", "BATCH_FILES", "BATCH_BYTES", "READ_MAX"]
+__all__ = ["BatchReader", "LeanFolder", "taken_files", "Static", "Shard", "fold_batch", "fold_payloads", "surely_consistent", "counters_consistent", "BATCH_FILES", "BATCH_BYTES", "READ_MAX"]
 
 # JSON numbers as the json module reads them: an integer (int) unless a fraction or an exponent
 # follows (float). Counters are non-negative, so no sign; integers of at most 19 digits (the
@@ -347,11 +347,7 @@ class BatchReader:
             starts in ``buf``, its length, and what :meth:`LeanFolder.framed` gives for it.
         """
         j, rows = self.read_rows(k, buf, at, folder, files, nbytes)
-        taken = {}
-        for t, (start, n, version, flags, off) in enumerate(rows):
-            if n >= 0:
-                taken[k + t] = (start, n, (version, flags, off, n - 4))
-        return j, taken
+        return j, taken_files(k, rows)
 
     def read_rows(self, k: int, buf: np.ndarray, at: int, folder: LeanFolder, files: int, nbytes: int
                   ) -> tuple[int, list[list[int]]]:
@@ -388,6 +384,12 @@ class BatchReader:
         out = np.empty((len(sizes), 5), dtype=np.int64)
         read_frames(self._functions, self._names, self._offs[k:j], sizes, buf, at, caps, out)
         return j, out.tolist()
+
+
+def taken_files(k: int, rows: list[list[int]]) -> dict[int, tuple[int, int, tuple[int, int, int, int]]]:
+    """:meth:`BatchReader.read`'s dict of the files taken among ``rows`` (files ``k, k + 1, ...``
+    as :meth:`BatchReader.read_rows` gives them)."""
+    return {k + t: (start, n, (version, flags, off, n - 4)) for t, (start, n, version, flags, off) in enumerate(rows) if n >= 0}
 
 
 class Shard(NamedTuple):
@@ -430,7 +432,7 @@ this size plus :data:`READ_MAX`, reused batch after batch)."""
 def fold_batch(buf: np.ndarray, shards: list[Shard], state: np.ndarray) -> tuple[int, np.ndarray, np.ndarray]:
     """Fold the bins of uncompressed ``shards`` (on one grid, ``state``'s), whose payloads lie in
     ``buf`` (uint8, the batch buffer they were read into: :attr:`Shard.at`), into ``state`` in
-    order, in one compiled call (:func:`streameval.kernels.codec4.fold_many`).
+    order, in one compiled call (:func:`fold_payloads`).
 
     Returns
     -------
@@ -440,47 +442,68 @@ def fold_batch(buf: np.ndarray, shards: list[Shard], state: np.ndarray) -> tuple
     sums, counts : ndarray, shapes (len(shards), 8) and (len(shards), 4)
         Each shard's sums and counts for :meth:`Shard.check`.
     """
+    return fold_payloads(buf, np.array([s.at for s in shards], dtype=np.int64),
+                         np.array([len(s.stored) for s in shards], dtype=np.int64),
+                         np.array([s.k for s in shards], dtype=np.int64),
+                         np.array([s.columnar for s in shards], dtype=np.bool_), shards[0].static.grid, state)
+
+
+def fold_payloads(buf: np.ndarray, offs: np.ndarray, lens: np.ndarray, ks: np.ndarray, columnar: np.ndarray,
+                  grid: Grid, state: np.ndarray) -> tuple[int, np.ndarray, np.ndarray]:
+    """:func:`fold_batch` of payloads given as arrays (int64 ``offs``, ``lens``, ``ks``; bool
+    ``columnar``: version 4, else 3), each ``buf[offs[j]:offs[j] + lens[j]]`` of ``ks[j]`` bins
+    on ``grid`` (:func:`streameval.kernels.codec4.fold_many`).
+
+    Raises
+    ------
+    ValueError
+        A payload outside ``buf``, or a ``state`` the compiled fold cannot write safely.
+    """
     from ..kernels import codec4
 
-    n = len(shards)
-    offs = np.array([s.at for s in shards], dtype=np.int64)
-    lens = np.array([len(s.stored) for s in shards], dtype=np.int64)
-    ks = np.array([s.k for s in shards], dtype=np.int64)
-    columnar = np.array([s.columnar for s in shards], dtype=np.bool_)
+    n = offs.shape[0]
     if n and not (offs.min() >= 0 and (offs + lens).max() <= buf.shape[0]):
         raise ValueError("fold_batch: a payload lies outside the batch buffer")
     sums = np.zeros((n, 8), dtype=np.float64)
     counts = np.zeros((n, 4), dtype=np.int64)
-    grid = shards[0].static.grid
     check_state(state, grid)
     done = codec4.fold_many(buf, offs, lens, ks, columnar, grid.n_bins, *grid.kernel_params(), REL_TOL, state, sums, counts)
     return int(done), sums, counts
 
 
 def surely_consistent(shards: list[Shard], sums: np.ndarray, counts: np.ndarray) -> np.ndarray:
-    """Which shards of a batch pass every counter check of :meth:`Shard.check` (rules 9-10,
-    ``io_checks.check_consistency``) without needing their bins, decided for the whole batch in a
-    compiled call (:func:`streameval.kernels.codec4.surely_consistent`): bool, shape ``(len(shards),)``.
-
-    Only unweighted shards whose counters and weights are below 2**53 are decided here. Each rule
-    is written with the arithmetic ``check_consistency`` uses (float64 operations in the same order,
-    the same constants), so True means that function returns without raising (and without
-    :class:`~streameval.sketch.io_checks.NeedBins`): the shard's totals are then its bins' weights.
-    False decides nothing: :meth:`Shard.check` runs, and names any problem.
-
-    Parameters
-    ----------
-    shards : list of Shard
-    sums, counts : ndarray, shapes (len(shards), 8) and (len(shards), 4)
-        As :func:`fold_batch` filled them.
-    """
-    from ..kernels import codec4
-
+    """Which shards of a batch pass every counter check of :meth:`Shard.check` without needing
+    their bins: :func:`counters_consistent` of their counters."""
     n = len(shards)
     ints = np.array([[c["n_rows"], c["n_nan"], c["n_zero_weight"], c["n_outside"]] for c in (s.counters for s in shards)],
                     dtype=np.float64).reshape(n, 4)
     floats = np.array([[c["prob_weight"], c["brier_sum"], c["log_loss_sum"], float(c["weighted"])]
                        for c in (s.counters for s in shards)], dtype=np.float64).reshape(n, 4)
-    out = np.zeros(n, dtype=np.bool_)
+    return counters_consistent(ints, floats, sums, counts)
+
+
+def counters_consistent(ints: np.ndarray, floats: np.ndarray, sums: np.ndarray, counts: np.ndarray) -> np.ndarray:
+    """Which files of a batch pass every counter check of :meth:`Shard.check` (rules 9-10,
+    ``io_checks.check_consistency``) without needing their bins, decided for the whole batch in a
+    compiled call (:func:`streameval.kernels.codec4.surely_consistent`): bool, shape ``(n,)``.
+
+    Only unweighted files whose counters and weights are below 2**53 are decided here. Each rule
+    is written with the arithmetic ``check_consistency`` uses (float64 operations in the same order,
+    the same constants), so True means that function returns without raising (and without
+    :class:`~streameval.sketch.io_checks.NeedBins`): the file's totals are then its bins' weights.
+    False decides nothing: :meth:`Shard.check` runs, and names any problem.
+
+    Parameters
+    ----------
+    ints : ndarray, shape (n, 4)
+        float64: each file's ``n_rows``, ``n_nan``, ``n_zero_weight``, ``n_outside``.
+    floats : ndarray, shape (n, 4)
+        float64: its ``prob_weight``, ``brier_sum``, ``log_loss_sum`` and ``weighted`` (0 or 1).
+    sums, counts : ndarray, shapes (n, 8) and (n, 4)
+        As :func:`fold_payloads` filled them.
+    """
+    from ..kernels import codec4
+
+    out = np.zeros(ints.shape[0], dtype=np.bool_)
     codec4.surely_consistent(ints, floats, sums, counts, REL_TOL, _NEAR, out)
     return out

@@ -25,10 +25,9 @@ import numpy as np
 
 from ..grid import Grid
 from . import io
-from .fold_files import _FLOAT_MAX, LeanFolder, Shard, Static
-from .io_checks import _NEAR, REL_TOL
+from .fold_files import _FLOAT_MAX, LeanFolder, Shard, Static, counters_consistent, fold_payloads
 from .io_columnar import max_columnar_bytes
-from .io_compact import check_state, max_compact_bytes
+from .io_compact import max_compact_bytes
 
 __all__ = ["ScannedBatch", "scan_batch"]
 
@@ -53,9 +52,9 @@ class ScannedBatch(NamedTuple):
     weighted: list[bool]
 
     def fold(self, buf: np.ndarray, state: np.ndarray) -> tuple[int, np.ndarray, np.ndarray, list[bool]]:
-        """Fold the payloads in ``buf`` into ``state`` in order, in one compiled call, and decide
-        the counter checks where they surely pass: as :func:`~streameval.sketch.fold_files.fold_batch`
-        and :func:`~streameval.sketch.fold_files.surely_consistent` do for the same files.
+        """Fold the payloads in ``buf`` into ``state`` in order, in one compiled call
+        (:func:`~streameval.sketch.fold_files.fold_payloads`), and decide the counter checks where
+        they surely pass (:func:`~streameval.sketch.fold_files.counters_consistent`).
 
         Returns
         -------
@@ -65,22 +64,14 @@ class ScannedBatch(NamedTuple):
         sure : list of bool
             Which files pass every counter check (meaningful below ``done``).
         """
-        from ..kernels import codec4
-
-        grid = self.static.grid
         n = len(self.ints)
-        sums = np.zeros((n, 8), dtype=np.float64)
-        counts = np.zeros((n, 4), dtype=np.int64)
-        check_state(state, grid)
-        done = int(codec4.fold_many(buf, self.payloads, self.lengths, self.n_bins, self.columnar, grid.n_bins,
-                                    *grid.kernel_params(), REL_TOL, state, sums, counts))
+        done, sums, counts = fold_payloads(buf, self.payloads, self.lengths, self.n_bins, self.columnar,
+                                           self.static.grid, state)
         ints = np.array(self.ints, dtype=np.float64).reshape(n, 4)
         floats = np.empty((n, 4), dtype=np.float64)
         floats[:, :3] = self.floats
         floats[:, 3] = self.weighted
-        sure = np.zeros(n, dtype=np.bool_)
-        codec4.surely_consistent(ints, floats, sums, counts, REL_TOL, _NEAR, sure)
-        return done, sums, counts, sure.tolist()
+        return done, sums, counts, counters_consistent(ints, floats, sums, counts).tolist()
 
     def counters(self, t: int) -> dict[str, Any]:
         """File ``t``'s counters, as ``io_header._counters`` gives them (the same keys in the same
