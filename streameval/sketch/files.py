@@ -381,7 +381,7 @@ def merge_files(paths: Sequence[str | os.PathLike[str]], *, strict: bool = False
                 merger.add(s, strict, folded)
             if not flush():
                 return None
-            return merger.result()
+            return merger if part == 0 else merger.result()  # (thread 0's state takes the others' in)
         except BaseException as exc:  # a merge error (grids, labels, kinds) at file `current`
             if current >= 0:
                 failures.append((current, exc))
@@ -397,8 +397,16 @@ def merge_files(paths: Sequence[str | os.PathLike[str]], *, strict: bool = False
         first_bad, exc = min(failures, key=lambda f: f[0])
         replay(first_bad + 1)  # every file before it loaded: an error the sequential merge meets first
         raise exc
+    head, rest = partials[0], partials[1:]
     try:
-        out = merge(partials, strict=strict)
+        if head.replicates is None and all(p.replicates is None for p in rest):
+            # the others' bins folded into thread 0's dense state, then one compaction: what
+            # merge(partials) gives bit for bit, without a fresh state and thread 0's compaction
+            for p in rest:
+                head.add(p, strict)
+            out = head.result()
+        else:
+            out = merge([head.result(), *rest], strict=strict)
     except BaseException:
         replay(len(files))  # grids or labels of two threads' files clash: the sequential error
         raise
