@@ -282,12 +282,22 @@ def evaluate(
 
     check_rule(positive_if)  # before reading anything
     ci = _ci_options(ci)
+    thresholds = _thresholds(thresholds)
     from .multiclass_eval import is_multiclass_score
 
     if is_multiclass_score(score):
         if by or time is not None or window is not None:
             raise UsageError("slices and windows of a multiclass evaluation are not supported yet; evaluate each "
                              "slice with --where, or one class at a time")
+        # binary-only options: ignoring them would leave out what was asked for without a word
+        binary_only = {"pos_label": pos_label is not None, "thresholds": thresholds is not None,
+                       "nan_policy": nan_policy != "raise", "positive_if": positive_if != ">=",
+                       "ci": ci is not None, "bootstrap": bootstrap is not None, "row_id": row_id is not None}
+        given = [name for name, on in binary_only.items() if on]
+        if given:
+            raise UsageError(f"{', '.join(given)} apply to binary evaluations only; a multiclass evaluation (several "
+                             "score columns) does not take them: drop them, or use MulticlassSketch(bootstrap=...) "
+                             "and its ci() for intervals")
         from .multiclass_eval import sketch_multiclass
         from .report.multiclass import MulticlassReport
 
@@ -311,6 +321,27 @@ def evaluate(
     report = Report.from_sketch(sketch, thresholds=thresholds, provenance=provenance, positive_if=positive_if, ci=ci)
     report.provenance["metrics_seconds"] = round(_time.perf_counter() - t0, 6)
     return report
+
+
+def _thresholds(thresholds: Any) -> list[float] | None:
+    """``thresholds`` as a list of numbers: one number is a list of one; text is refused by name."""
+    import numbers
+
+    if thresholds is None:
+        return None
+    if isinstance(thresholds, numbers.Real):
+        return [float(thresholds)]
+    bad = isinstance(thresholds, (str, bytes))
+    if not bad:
+        try:
+            values = list(thresholds)
+        except TypeError:
+            bad = True
+        else:
+            bad = not all(isinstance(t, numbers.Real) for t in values)
+    if bad:
+        raise UsageError(f"thresholds must be a number or a sequence of numbers, got {thresholds!r}")
+    return [float(t) for t in values]
 
 
 def _ci_options(ci: Any) -> Any:

@@ -158,6 +158,13 @@ def clean_weights(
     """
     if weights.shape[0] != n:
         raise InputError(f"inconsistent numbers of samples: sample_weight has {weights.shape[0]} rows but y_score has {n}")
+    text = weights.dtype.kind in "US"
+    if weights.dtype.kind == "O":  # NumPy's cast parses strings: refuse text as for scores
+        text = any(isinstance(v, (str, bytes)) for v in weights)
+    if text:
+        raise InputTypeError(
+            f"sample_weight must be numeric, got text (dtype {weights.dtype}); convert the weights to numbers first"
+        )
     try:
         w = np.ascontiguousarray(weights, dtype=np.float64)
     except (TypeError, ValueError):
@@ -274,6 +281,11 @@ class LabelEncoder:
         return out
 
     def _encode_pos_label(self, y: np.ndarray, row_offset: int) -> npt.NDArray[np.uint8]:
+        if isinstance(self.pos_label, (list, tuple, set, frozenset, dict, np.ndarray)):
+            # compared with ``==`` it would broadcast: (1, 2) against rows [1, 2] made both positive
+            raise InputTypeError(
+                f"pos_label must be a single label value (a string, number or bool), got {self.pos_label!r}"
+            )
         if y.dtype.kind == "f" and np.isnan(y).any():
             nan = np.isnan(y)
             raise InputError(
@@ -294,6 +306,8 @@ class LabelEncoder:
         if neg_idx.size:
             first = int(neg_idx[0])
             neg_value = y[first]
+            if not pos.any():
+                self._check_comparable(neg_value, y, row_offset + first)
             other = y[neg_idx] != neg_value
             if np.any(other):
                 k = int(neg_idx[_first(np.asarray(other))])
@@ -309,6 +323,17 @@ class LabelEncoder:
                 )
             self._note_negative(_py(neg_value), y, row_offset, first)
         return np.ascontiguousarray(pos).view(np.uint8)
+
+    def _check_comparable(self, value: Any, y: np.ndarray, row: int) -> None:
+        # A text pos_label never equals a numeric label (nor a number a text one): every row would
+        # be a silent negative, and a chunk of one label value would pass unnoticed.
+        mine, theirs = _label_kind(self.pos_label), _label_kind(value)
+        if mine != theirs and "other" not in (mine, theirs):
+            raise InputError(
+                f"pos_label={self.pos_label!r} is {_KIND_TEXT[mine]} but y_true holds {_KIND_TEXT[theirs]} "
+                f"(dtype {y.dtype}; row {row} holds {_py(value)!r}), so no row can equal it; pass "
+                f"pos_label as {_KIND_TEXT[theirs]}"
+            )
 
     def _note_negative(self, value: Any, y: np.ndarray, row_offset: int, at: int = 0) -> None:
         # False is compatible with both 0 and -1, so a bool chunk must not pin the coding: the
@@ -350,6 +375,19 @@ def merge_labels(into: LabelEncoder, other: LabelEncoder) -> None:
             f"cannot merge sketches with different negative labels {a!r} and {b!r}: together they "
             "hold three label values"
         )
+
+
+_KIND_TEXT = {"text": "text", "bytes": "bytes", "number": "a number"}
+
+
+def _label_kind(v: Any) -> str:
+    if isinstance(v, (str, np.str_)):
+        return "text"
+    if isinstance(v, (bytes, np.bytes_)):
+        return "bytes"
+    if isinstance(v, (bool, int, float, np.bool_, np.number)):
+        return "number"
+    return "other"  # dates, decimals, categories...: compared as they are
 
 
 def plain_value(value: Any) -> Any:

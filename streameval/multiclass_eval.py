@@ -9,6 +9,7 @@ as scikit-learn orders them.
 from __future__ import annotations
 
 import fnmatch
+import os
 import re
 from typing import Any, Callable, Iterable, Iterator, Sequence, cast
 
@@ -54,12 +55,22 @@ def expand_score_columns(score: Any, source: Any) -> list[str]:
     return found
 
 
+def _is_path(x: Any) -> bool:
+    return isinstance(x, (str, os.PathLike))
+
+
 def _columns_of(source: Any) -> list[str]:
-    if isinstance(source, (str, list, tuple)) and source:
+    if isinstance(source, (list, tuple)) and source and not all(_is_path(s) for s in source):
+        # a list of Arrow record batches (or tables): the first one's schema
+        names = getattr(getattr(source[0], "schema", None), "names", None)
+        if names is None:
+            raise UsageError("cannot list this source's columns to expand a score pattern; give the columns as a list")
+        return [str(n) for n in names]
+    if _is_path(source) or (isinstance(source, (list, tuple)) and source):
         from .sources.files import _file_format, _open_dataset, expand_files
         from .sources.remote import expand_remote, is_remote
 
-        paths = [source] if isinstance(source, str) else [str(s) for s in source]
+        paths = [os.fspath(source)] if _is_path(source) else [os.fspath(s) for s in source]
         if any(is_remote(p) for p in paths):
             remote = expand_remote(paths)
             first = remote.paths[:1]
@@ -68,12 +79,19 @@ def _columns_of(source: Any) -> list[str]:
         # light: local files' schemas without pyarrow.dataset, whose import pulls in pandas (0.7 s
         # once per process; a binary evaluation loads neither)
         return list(_open_dataset(files[:1], _file_format(files[:1]), None, light=True).schema.names)
-    names = getattr(source, "columns", None) or getattr(getattr(source, "schema", None), "names", None)
+    # Arrow's ``columns`` are the data, not the names; pandas' are an Index (whose truth value raises)
+    names = getattr(source, "column_names", None) if _is_from_pyarrow(source) else getattr(source, "columns", None)
+    if names is None:
+        names = getattr(getattr(source, "schema", None), "names", None)
     if names is None and isinstance(source, dict):
         names = list(source)
     if names is None:
         raise UsageError("cannot list this source's columns to expand a score pattern; give the columns as a list")
     return [str(n) for n in names]
+
+
+def _is_from_pyarrow(x: Any) -> bool:
+    return type(x).__module__.split(".")[0] == "pyarrow"
 
 
 def _numpy_view(arr: Any) -> np.ndarray | None:

@@ -1,0 +1,166 @@
+"""Regressions found by a user-and-attacker trial of the Python API.
+
+Each test pins one finding: an input that used to give a silent wrong answer, a crash or an
+unclear error. References are independent (scikit-learn, or the counts written by hand).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+from sklearn.metrics import roc_auc_score
+
+import streameval
+from streameval import BinarySketch, InputError, InputTypeError, UsageError
+
+S4 = [0.1, 0.8, 0.3, 0.6]
+
+
+# -- pos_label of another type than the labels ---------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("labels", "pos_label"),
+    [
+        (np.array([1, 1, 1, 1]), "1"),  # text positive, numeric labels: no row could ever match
+        (np.array([True, True, True, True]), "True"),
+        (np.array(["1", "1", "1", "1"]), 1),  # numeric positive, text labels
+        (np.array(["a", "a", "a", "a"], dtype=object), 0),
+        (pd.Series([1.0, 1.0, 1.0, 1.0]), "1.0"),
+    ],
+)
+def test_pos_label_of_another_type_is_refused_not_silently_all_negative(labels, pos_label):
+    # Before: every row was taken as a negative (positive weight 0) without a word when the chunk
+    # held one label value; the error came only at a later chunk, or never.
+    sk = BinarySketch(pos_label=pos_label)
+    with pytest.raises(InputError, match=r"pos_label=.*(text|number)"):
+        sk.update(labels, S4)
+    assert sk.n_rows == 0
+
+
+def test_pos_label_of_the_same_type_absent_from_a_chunk_is_still_accepted():
+    # a first chunk of negatives only is legitimate: the positive class comes later
+    sk = BinarySketch(pos_label="fraud").update(np.array(["ok", "ok"]), [0.1, 0.2])
+    sk.update(np.array(["fraud", "ok"]), [0.9, 0.3])
+    assert sk.positive_weight == 1.0 and sk.negative_weight == 3.0
+    assert float(sk.roc_auc()) == roc_auc_score([0, 0, 1, 0], [0.1, 0.2, 0.9, 0.3])
+    # numbers of different widths are one type: pos_label=1 on float labels, True on 0/1
+    assert float(BinarySketch(pos_label=1).update([0.0, 1.0, 0.0, 1.0], S4).roc_auc()) == 1.0
+    assert float(BinarySketch(pos_label=True).update([0, 1, 0, 1], S4).roc_auc()) == 1.0
+
+
+@pytest.mark.parametrize("pos_label", [(1, 2), [1], np.array([1, 2])])
+def test_non_scalar_pos_label_is_refused(pos_label):
+    # Before: pos_label=(1, 2) broadcast against two rows [1, 2] made both rows positive.
+    with pytest.raises(InputTypeError, match="pos_label must be a single label value"):
+        BinarySketch(pos_label=pos_label).update(np.array([1, 2]), [0.1, 0.2])
+
+
+# -- text weights -------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "weights", [["1", "2", "1", "1"], np.array(["1", "2", "1", "1"]), np.array([1.0, "2", 1.0, 1.0], dtype=object)]
+)
+def test_text_weights_are_refused_like_text_scores(weights):
+    # Before: NumPy parsed the strings, while text scores were refused.
+    with pytest.raises(InputTypeError, match="sample_weight must be numeric"):
+        BinarySketch().update([0, 1, 0, 1], S4, weights)
+
+
+def test_numeric_object_weights_are_still_accepted():
+    w = np.array([1.0, 2, 1.5, 1], dtype=object)
+    got = BinarySketch().update([0, 1, 0, 1], S4, w).roc_auc()
+    assert float(got) == roc_auc_score([0, 1, 0, 1], S4, sample_weight=w.astype(float))
+
+
+# -- evaluate(): options a multiclass evaluation does not take ----------------------------------
+
+MC = pd.DataFrame({"a": [0.7, 0.2, 0.1, 0.3], "b": [0.2, 0.5, 0.3, 0.4], "c": [0.1, 0.3, 0.6, 0.3], "y": [0, 1, 2, 2]})
+
+
+@pytest.mark.parametrize(
+    "option",
+    [
+        {"ci": True},
+        {"bootstrap": 20},
+        {"row_id": "y"},
+        {"pos_label": 1},
+        {"thresholds": [0.3]},
+        {"positive_if": ">"},
+        {"nan_policy": "skip"},
+    ],
+)
+def test_multiclass_evaluate_refuses_binary_only_options(option):
+    # Before: silently ignored (no intervals, no replicates, NaN rows not skipped, ...).
+    with pytest.raises(UsageError, match=next(iter(option))):
+        streameval.evaluate(MC, score=["a", "b", "c"], label="y", **option)
+
+
+def test_multiclass_evaluate_default_options_still_work():
+    r = streameval.evaluate(MC, score=["a", "b", "c"], label="y", nan_policy="raise", positive_if=">=", ci=False)
+    assert r.metrics["accuracy"] == 0.75
+
+
+def test_multiclass_score_glob_over_a_pandas_frame():
+    # Before: "The truth value of a Index is ambiguous" (a ValueError from pandas).
+    got = streameval.evaluate(MC, score="[abc]", label="y")
+    want = streameval.evaluate(MC, score=["a", "b", "c"], label="y")
+    assert got.metrics == want.metrics
+    with pytest.raises(UsageError, match="matches 0 column"):
+        streameval.evaluate(MC, score="p_*", label="y")
+
+
+# -- evaluate(): thresholds ----------------------------------------------------------------------
+
+DF = pd.DataFrame({"p": [0.1, 0.8, 0.3, 0.6, 0.5], "y": [0, 1, 0, 1, 1]})
+
+
+def test_evaluate_accepts_one_number_as_thresholds():
+    # Before: TypeError "'float' object is not iterable".
+    one = streameval.evaluate(DF, score="p", label="y", thresholds=0.5)
+    listed = streameval.evaluate(DF, score="p", label="y", thresholds=[0.5])
+    assert one.confusion == listed.confusion
+    assert (one.confusion[0]["tp"], one.confusion[0]["fp"]) == (3.0, 0.0)
+
+
+@pytest.mark.parametrize("thresholds", ["0.5", ["0.5"], [None], [0.5, "x"]])
+def test_evaluate_refuses_text_thresholds_clearly(thresholds):
+    # Before: "could not convert string to float: '.'" (a string iterated character by character).
+    with pytest.raises(UsageError, match="thresholds must be"):
+        streameval.evaluate(DF, score="p", label="y", thresholds=thresholds)
+
+
+def _mc_sources(tmp_path):
+    import duckdb
+    import polars as pl
+    import pyarrow as pa
+
+    frame = MC.rename(columns={"a": "p_a", "b": "p_b", "c": "p_c"})
+    path = tmp_path / "mc.parquet"
+    frame.to_parquet(path)
+    table = pa.Table.from_pandas(frame, preserve_index=False)
+    return frame, {
+        "pandas": frame,
+        "polars": pl.from_pandas(frame),
+        "arrow_table": table,  # Table.columns are the data, not the names
+        "record_batches": table.to_batches(max_chunksize=2),  # a list, but not of paths
+        "duckdb": duckdb.from_arrow(table),
+        "path": str(path),
+        "pathlib": path,
+        "dict": {c: frame[c].to_numpy() for c in frame},
+    }
+
+
+def test_multiclass_score_glob_over_every_source_kind(tmp_path):
+    # Before: pandas raised "truth value of an Index is ambiguous", an Arrow table matched 0 columns
+    # (its arrays were taken for names), a list of record batches was read as file names.
+    from sklearn.metrics import accuracy_score
+
+    frame, sources = _mc_sources(tmp_path)
+    want = accuracy_score(frame["y"], frame[["p_a", "p_b", "p_c"]].to_numpy().argmax(axis=1))
+    for kind, source in sources.items():
+        got = streameval.evaluate(source, score="p_*", label="y")
+        assert got.metrics["accuracy"] == want, kind
+        assert list(got.sketch.classes) == [0, 1, 2], kind
