@@ -164,3 +164,28 @@ def test_multiclass_score_glob_over_every_source_kind(tmp_path):
         got = streameval.evaluate(source, score="p_*", label="y")
         assert got.metrics["accuracy"] == want, kind
         assert list(got.sketch.classes) == [0, 1, 2], kind
+
+
+# -- average precision with subnormal weights ------------------------------------------------------
+
+
+@pytest.mark.parametrize("weight", [5e-324, 1e-310, 3e-320])
+def test_average_precision_is_scale_free_down_to_subnormal_weights(weight):
+    # Before: 0.75 against scikit-learn's 0.5845 for weights 5e-324, reported as exact: each
+    # positive's share p * precision was rounded in the subnormal range.
+    from sklearn.metrics import average_precision_score
+
+    y = np.array([0, 1, 0, 1, 0, 1, 1, 0])
+    s = np.linspace(0.0, 1.0, 8)
+    w = np.full(8, weight)
+    got = BinarySketch().update(y, s, w).average_precision()
+    want = average_precision_score(y, s)  # unit weights: AP depends on weight ratios only
+    assert got.exact
+    assert abs(got.value - want) < 1e-12
+    assert abs(got.value - average_precision_score(y, s, sample_weight=w)) < 1e-12
+    # continuous bins: the bounds too are scale-free
+    coarse = streameval.LinearGrid(0, 1, 2)
+    unit = BinarySketch(coarse).update(y, s).average_precision()
+    tiny = BinarySketch(coarse).update(y, s, w).average_precision()
+    assert not unit.exact
+    assert abs(tiny.lower - unit.lower) < 1e-12 and abs(tiny.upper - unit.upper) < 1e-12

@@ -242,9 +242,13 @@ def average_precision(t: BinTable) -> Estimate:
             stacklevel=3,
         )
         return NAN if empty else Estimate(0.0, 0.0, 0.0)
-    p, n = t.pos, t.neg
-    tp0 = t.tp_before
-    d0 = tp0 + t.fp_before
+    # AP depends on weight ratios only. Scale the weights by a power of two so that they total
+    # about 1: exact (the same bits) for ordinary weights, while tiny ones leave the subnormal
+    # range, where each ``p * precision`` product lost digits (weights of 5e-324 gave 0.75 for 0.58).
+    e = -math.frexp(t.P + t.N)[1] if math.isfinite(t.P + t.N) else 0  # (2.0**e overflows for e > 1023)
+    p, n = np.ldexp(t.pos, e), np.ldexp(t.neg, e)
+    tp0 = np.ldexp(t.tp_before, e)
+    d0 = tp0 + np.ldexp(t.fp_before, e)
     neg_none = (n == 0) | (t.pos_min > t.neg_max)
     neg_all = (n > 0) & (t.pos_max <= t.neg_min)
     extra_lo = np.where(neg_none, 0.0, n)
@@ -252,8 +256,8 @@ def average_precision(t: BinTable) -> Estimate:
     tied = t.pos_min == t.pos_max
     upper = _group(tp0, d0, p, extra_hi)
     lower = np.where(tied, _group(tp0, d0, p, extra_lo), _integral(tp0, d0, p, extra_lo))
-    lo = float(np.sum(np.where(p > 0, lower, 0.0))) / t.P
-    hi = float(np.sum(upper)) / t.P
+    lo = float(np.sum(np.where(p > 0, lower, 0.0))) / math.ldexp(t.P, e)
+    hi = float(np.sum(upper)) / math.ldexp(t.P, e)
     return Estimate.from_bounds(max(0.0, min(lo, 1.0)), max(0.0, min(hi, 1.0)))
 
 
