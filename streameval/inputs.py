@@ -88,11 +88,7 @@ def clean_scores(scores: np.ndarray, row_offset: int, nan_policy: str) -> tuple[
         # column of text through while a str array is rejected; refuse text consistently.
         text = np.fromiter((isinstance(v, (str, bytes)) for v in scores), dtype=bool, count=scores.shape[0])
         if text.any():
-            bad = _first(text)
-            raise InputTypeError(
-                f"y_score must be numeric, got text in {int(np.count_nonzero(text))} row(s); row "
-                f"{row_offset + bad} holds {scores[bad]!r}; convert the column to numbers first"
-            )
+            raise InputTypeError(_text_scores(scores, text, row_offset))
         try:
             scores = scores.astype(np.float64)
         except (TypeError, ValueError):
@@ -100,6 +96,8 @@ def clean_scores(scores: np.ndarray, row_offset: int, nan_policy: str) -> tuple[
             raise InputTypeError(
                 f"y_score must be numeric; row {row_offset + bad} holds {scores[bad]!r}"
             ) from None
+    elif scores.dtype.kind in "US":
+        raise InputTypeError(_text_scores(scores, np.ones(scores.shape[0], dtype=bool), row_offset))
     elif scores.dtype.kind not in "iuf":
         raise InputTypeError(f"y_score must be numeric, got dtype {scores.dtype}")
     if scores.dtype not in (np.float32, np.float64):
@@ -125,6 +123,20 @@ def clean_scores(scores: np.ndarray, row_offset: int, nan_policy: str) -> tuple[
             "in the sketch as skipped)"
         )
     return scores, n_nan
+
+
+def _text_scores(scores: np.ndarray, text: npt.NDArray[np.bool_], row_offset: int) -> str:
+    # A reader types a whole column as text for one bad cell: name the first value that is not a
+    # number, not the first row (which may hold a good "0.1").
+    n_text = int(np.count_nonzero(text))
+    for i in np.flatnonzero(text):
+        v = scores[i]
+        if not _floatable(v.decode() if isinstance(v, bytes) else v):
+            return (f"y_score must be numeric, got text in {n_text} row(s); row {row_offset + int(i)} holds "
+                    f"{_py(v)!r}, which is not a number; fix or drop those rows, then convert the column to numbers")
+    first = _first(text)
+    return (f"y_score must be numeric, got numbers stored as text in {n_text} row(s) (row {row_offset + first} "
+            f"holds {_py(scores[first])!r}); convert the column to numbers first")
 
 
 def _floatable(v: Any) -> bool:

@@ -189,3 +189,27 @@ def test_average_precision_is_scale_free_down_to_subnormal_weights(weight):
     tiny = BinarySketch(coarse).update(y, s, w).average_precision()
     assert not unit.exact
     assert abs(tiny.lower - unit.lower) < 1e-12 and abs(tiny.upper - unit.upper) < 1e-12
+
+
+# -- a score column read as text --------------------------------------------------------------------
+
+
+def test_text_scores_name_the_first_value_that_is_not_a_number():
+    # Before: "got text in 4 row(s); row 0 holds '0.1'": a CSV reader types the whole column as
+    # text for one bad cell, and the message pointed at a good row.
+    scores = np.array(["0.1", "0.8", "abc", "0.6"], dtype=object)
+    with pytest.raises(InputTypeError, match=r"row 2 holds 'abc'"):
+        BinarySketch().update([0, 1, 0, 1], scores)
+
+
+def test_scores_that_are_all_numbers_stored_as_text_say_so():
+    scores = np.array(["0.1", "0.8", "0.3", "0.6"], dtype=object)
+    with pytest.raises(InputTypeError, match="numbers stored as text"):
+        BinarySketch().update([0, 1, 0, 1], scores)
+
+
+def test_csv_with_one_bad_score_cell_names_it(tmp_path):
+    path = tmp_path / "bad.csv"
+    path.write_text("p,y\n0.1,0\n0.8,1\nabc,0\n0.6,1\n")
+    with pytest.raises(InputTypeError, match=r"bad\.csv.*row 2 holds 'abc'"):
+        streameval.evaluate(str(path), score="p", label="y")
