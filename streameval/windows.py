@@ -3,9 +3,16 @@
 A window is named by its start. Windows are tumbling and aligned to the calendar in the chosen
 time zone (UTC by default): days start at midnight, weeks on Monday, months on the 1st. A row
 whose time is null falls in a null window, which is kept as a group of its own, never dropped.
-The flooring itself is Arrow's ``floor_temporal``, which works in local time for a time zone;
-in UTC, windows are floored with integer arithmetic instead (Arrow's zone-aware flooring costs
-~0.2-0.3 s per million rows, the arithmetic ~5-20 ms), which a test keeps equal to Arrow's.
+In a time zone, a time is floored on the local clock (Arrow's ``floor_temporal`` of the local
+wall-clock time) and the floored clock reading is turned back into an instant: when it does not
+occur (clocks going forward) the window starts when the clock jumps; when it occurs twice
+(clocks going back) and a time falls after the second occurrence, windows shorter than the
+repeated span cannot be keyed apart, and that is an error (before the change, at its first
+occurrence, is fine). In UTC, windows are floored with integer arithmetic instead
+(Arrow's zone-aware flooring costs ~0.2-0.3 s per million rows, the arithmetic ~5-20 ms), which
+a test keeps equal to Arrow's. Naive timestamps (and dates) given with a time zone are local
+clock readings: one that occurs twice is read as its earlier occurrence, one that does not occur
+(skipped when clocks go forward) as the moment the clock jumps. Nanosecond timestamps are floored to the microsecond first.
 """
 
 from __future__ import annotations
@@ -80,7 +87,8 @@ def window_starts(times: Any, window: Window, tz: str | None = None, *, column: 
     ----------
     times : pyarrow.Array or ChunkedArray
         Timestamps (naive ones are read as UTC, or as local time in ``tz`` if given: a naive
-        timestamp has no zone of its own), dates, or integer/float seconds since the Unix epoch.
+        timestamp has no zone of its own), dates, or integer/float seconds since the Unix epoch
+        (NaN is a null time).
     window : Window
     tz : str, optional
         IANA time zone the windows are aligned in (``"Europe/Paris"``); default UTC.
@@ -104,16 +112,25 @@ def window_starts(times: Any, window: Window, tz: str | None = None, *, column: 
     zone = tz or "UTC"
     t = arr.type
     if pa.types.is_timestamp(t):
+        if t.unit == "ns":  # floor to the microsecond (a plain cast refuses to drop nanoseconds)
+            arr = pc.floor_temporal(arr if t.tz is None else arr.cast(pa.timestamp("ns", tz="UTC")),
+                                    unit="microsecond")
         if t.tz is None:  # naive: local time in the zone (in UTC that is a relabelling, no arithmetic)
             arr = arr.cast(pa.timestamp("us"))
-            arr = arr.cast(pa.timestamp("us", tz="UTC")) if zone in _UTC else pc.assume_timezone(arr, timezone=zone)
+            arr = arr.cast(pa.timestamp("us", tz="UTC")) if zone in _UTC else _assume(arr, zone, column)
         arr = arr.cast(pa.timestamp("us", tz=zone))
     elif pa.types.is_date(t):
         arr = arr.cast(pa.timestamp("us"))
-        arr = arr.cast(pa.timestamp("us", tz="UTC")) if zone in _UTC else pc.assume_timezone(arr, timezone=zone)
+        arr = arr.cast(pa.timestamp("us", tz="UTC")) if zone in _UTC else _assume(arr, zone, column)
     elif pa.types.is_integer(t) or pa.types.is_floating(t):
         micros = pc.multiply(arr.cast(pa.float64()), 1e6)
-        arr = pc.round(micros).cast(pa.int64()).cast(pa.timestamp("us", tz="UTC")).cast(pa.timestamp("us", tz=zone))
+        micros = pc.if_else(pc.is_finite(micros), micros, pa.scalar(None, pa.float64()))  # NaN: no time, as null
+        try:
+            arr = pc.round(micros).cast(pa.int64()).cast(pa.timestamp("us", tz="UTC")).cast(pa.timestamp("us", tz=zone))
+        except pa.ArrowInvalid:
+            big = pc.index(pc.greater(pc.abs(micros), 9.2e18), True).as_py()
+            raise UsageError(f"time column {column!r}: {arr[big]} is not a time in seconds since the epoch "
+                             "(out of range)") from None
     else:
         raise UsageError(
             f"time column {column!r} has type {t}; it must hold timestamps, dates or seconds since the epoch"
@@ -121,10 +138,35 @@ def window_starts(times: Any, window: Window, tz: str | None = None, *, column: 
     if zone in _UTC and (window.unit in _MICROS or window.unit in _MONTHS):
         return _floor_utc(arr, window)
     try:
-        floored = pc.floor_temporal(arr, multiple=window.multiple, unit=window.unit, week_starts_monday=True)
+        local = pc.floor_temporal(pc.local_timestamp(arr), multiple=window.multiple, unit=window.unit,
+                                  week_starts_monday=True)
+        early, late = (pc.assume_timezone(local, timezone=zone, ambiguous=which, nonexistent="latest")
+                       for which in ("earliest", "latest"))
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as exc:
         raise UsageError(f"cannot align time column {column!r} to {window} windows in {zone}: {exc}") from None
-    return floored
+    # a floored clock reading that occurs twice: the later occurrence unless it is after the time
+    second = pc.and_(pc.less_equal(late, arr), pc.not_equal(late, early))
+    if pc.any(second).as_py():
+        # keys are compared as local clock readings downstream, so the two windows would merge
+        i = pc.index(second, True).as_py()
+        raise UsageError(
+            f"cannot align time column {column!r} to {window} windows in {zone}: {arr[i]} falls in the second "
+            f"window starting at local time {local[i]} (the clock goes back and reads it twice), which "
+            "would merge with the first; align these windows in UTC (--tz UTC) or use windows of a day or longer"
+        )
+    return pc.if_else(pc.less_equal(late, arr), late, early).cast(pa.timestamp("us", tz=zone))
+
+
+def _assume(arr: Any, zone: str, column: str) -> Any:
+    """Naive ``timestamp[us]`` clock readings in ``zone`` as instants: a reading that occurs twice
+    is its earlier occurrence, one that does not occur is the moment the clock jumps past it."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    try:
+        return pc.assume_timezone(arr, timezone=zone, ambiguous="earliest", nonexistent="latest")
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as exc:
+        raise UsageError(f"cannot read time column {column!r} as local times in {zone}: {exc}") from None
 
 
 def _floor_utc(arr: Any, window: Window) -> Any:

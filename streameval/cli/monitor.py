@@ -142,12 +142,13 @@ def report_cmd(
         from ..report.slices import SliceTable
 
         with Store(store, read_only=True) as st:
-            start = None if since is None else parse_since(since, st.newest_window())
+            tz = st.job.get("tz") if st.job else None
+            start = None if since is None else parse_since(since, st.newest_window(), tz)
             keep = None if by is None else [b.strip() for b in by.split(",") if b.strip()]
             ss = st.sketchset(by=keep, window=window, since=start)
             ref = None
             if reference is not None:
-                a, b = parse_period(reference, st.newest_window())
+                a, b = parse_period(reference, st.newest_window(), tz)
                 ref = st.sketchset(by=keep, window="all", since=a, until=b)
             table = SliceTable.from_sketchset(ss, thresholds=cli.parse_thresholds(threshold), ci=_ci_options() if ci else None,
                                               provenance={"source": str(store), **({"reference": reference} if ref is not None else {})},

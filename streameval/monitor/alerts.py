@@ -33,15 +33,37 @@ _UNIT = {"min": _dt.timedelta(minutes=1), "h": _dt.timedelta(hours=1), "d": _dt.
 _HARMFUL_UP = ("fpr", "fnr")
 
 
-def _when(text: str) -> _dt.datetime:
+def _zone(tz: str | None) -> _dt.tzinfo:
+    from .layout import _zone as zone_of
+
+    return _dt.timezone.utc if tz in (None, "UTC", "Etc/UTC", "utc", "Z", "+00:00") else zone_of(str(tz))
+
+
+def _when(text: str, tz: str | None) -> _dt.datetime:
     t = _dt.datetime.fromisoformat(text.strip())
-    return t if t.tzinfo is not None else t.replace(tzinfo=_dt.timezone.utc)
+    return (t if t.tzinfo is not None else t.replace(tzinfo=_zone(tz))).astimezone(_dt.timezone.utc)
 
 
-def parse_period(text: str, newest: _dt.datetime | None) -> tuple[_dt.datetime, _dt.datetime]:
-    """``"2026-10-01:2026-11-01"`` (start inclusive, end exclusive; UTC unless a zone is given) or
-    a duration such as ``"7d"``, ``"24h"``, ``"2w"``: the windows starting within that duration
-    up to and including the newest window in the store.
+def parse_period(text: str, newest: _dt.datetime | None,
+                 tz: str | None = None) -> tuple[_dt.datetime, _dt.datetime]:
+    """``"2026-10-01:2026-11-01"`` (start inclusive, end exclusive; local times in ``tz`` unless a
+    zone is given) or a duration such as ``"7d"``, ``"24h"``, ``"2w"``: the windows starting
+    within that duration up to and including the newest window in the store.
+
+    Parameters
+    ----------
+    text : str
+    newest : datetime or None
+        The start of the store's newest window.
+    tz : str, optional
+        The time zone of the store's windows (its job's ``tz``; default UTC): dates are midnights
+        there, and days and weeks of a duration are calendar days there (a day across a change of
+        clocks lasts 23 or 25 hours), so ``7d`` of daily windows is 7 windows.
+
+    Returns
+    -------
+    (datetime, datetime)
+        Start (inclusive) and end (exclusive), aware, in UTC.
 
     Raises
     ------
@@ -53,19 +75,24 @@ def parse_period(text: str, newest: _dt.datetime | None) -> tuple[_dt.datetime, 
         if newest is None:
             raise UsageError("a period such as 7d needs a store with time windows; give START:END dates")
         span = int(m.group(1)) * _UNIT[m.group(2)]
-        return newest - span + _dt.timedelta(microseconds=1), newest + _dt.timedelta(microseconds=1)
+        # days and weeks on the local calendar (aware arithmetic in one zone is wall-clock arithmetic)
+        local = newest.astimezone(_zone(tz) if m.group(2) in ("d", "w") else _dt.timezone.utc)
+        first = (local - span).astimezone(_dt.timezone.utc)
+        last = newest.astimezone(_dt.timezone.utc)
+        return first + _dt.timedelta(microseconds=1), last + _dt.timedelta(microseconds=1)
     start, sep, end = text.partition(":")
     try:
         if sep and len(start) >= 8:
-            return _when(start), _when(end)
+            return _when(start, tz), _when(end, tz)
     except ValueError:
         pass
     raise UsageError(f"bad period {text!r}: expected START:END dates (2026-10-01:2026-11-01) or a length such as 7d")
 
 
-def parse_since(text: str, newest: _dt.datetime | None) -> _dt.datetime:
-    """A start: an ISO date/time (UTC unless a zone is given), or a length such as ``30d`` back
-    from the newest window (that window included).
+def parse_since(text: str, newest: _dt.datetime | None, tz: str | None = None) -> _dt.datetime:
+    """A start: an ISO date/time (local time in ``tz``, default UTC, unless a zone is given), or a
+    length such as ``30d`` back from the newest window (that window included; see
+    :func:`parse_period`).
 
     Raises
     ------
@@ -73,9 +100,9 @@ def parse_since(text: str, newest: _dt.datetime | None) -> _dt.datetime:
         If the text is neither.
     """
     if _DURATION.match(text):
-        return parse_period(text, newest)[0]
+        return parse_period(text, newest, tz)[0]
     try:
-        return _when(text)
+        return _when(text, tz)
     except ValueError:
         raise UsageError(f"bad start {text!r}: expected a date (2026-11-01) or a length such as 30d") from None
 
@@ -222,8 +249,9 @@ def check(
     if direction not in ("decrease", "increase", "both"):
         raise UsageError(f"direction must be decrease, increase or both, got {direction!r}")
     newest = store.newest_window()
-    ref = reference if isinstance(reference, tuple) else parse_period(reference, newest)
-    cur = current if isinstance(current, tuple) else parse_period(current, newest)
+    tz = store.job.get("tz")
+    ref = reference if isinstance(reference, tuple) else parse_period(reference, newest, tz)
+    cur = current if isinstance(current, tuple) else parse_period(current, newest, tz)
     keep = list(store.job.get("by", [])) if by is None else list(by)
     ss_ref = store.sketchset(by=keep, window="all", since=ref[0], until=ref[1])
     ss_cur = store.sketchset(by=keep, window="all", since=cur[0], until=cur[1])

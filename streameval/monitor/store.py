@@ -46,7 +46,7 @@ from ..inputs import merge_labels as _merge_labels
 from ..inputs import plain_value as _plain
 from ..sketch.sketchset import DEFAULT_MAX_GROUPS, SketchSet
 from ..windows import parse_window, utc_micros, window_starts
-from .layout import CELLS_DDL, GROUPS_DDL, SINGLE_CELLS_DDL, _pylist, insert_tables, read_sketchset
+from .layout import CELLS_DDL, GROUPS_DDL, SINGLE_CELLS_DDL, _pylist, _zone, insert_tables, read_sketchset
 
 __all__ = ["Store", "StoreBusyError", "IngestResult", "STORE_SCHEMA_VERSION"]
 
@@ -464,6 +464,8 @@ class Store:
         mapper = None
         if windowed and window not in (None, "all") and str(parse_window(window)) != job["window"]:
             mapper = _window_mapper(parse_window(window), job.get("tz"))
+        elif windowed and window != "all" and job.get("tz"):
+            mapper = _in_zone(job["tz"])  # stored in UTC; named in the job's zone, as `eval` names them
         names_out = (["window"] if windowed and window != "all" else []) + keep
         if self._legacy:
             return self._sketchset_v1(names, grid, windowed, names_out, mapper, since, until)
@@ -501,6 +503,16 @@ class Store:
                               ).to_arrow_table()
         value: _dt.datetime | None = _pylist(table.column(0))[0]  # to_pylist would import pandas
         return value
+
+
+def _in_zone(tz: str) -> Any:
+    """A stored window start (an aware datetime) as the same instant in the zone ``tz``."""
+    zone = _zone(tz)
+
+    def local(start: Any) -> Any:
+        return None if start is None else start.astimezone(zone)
+
+    return local
 
 
 def _window_mapper(win: Any, tz: str | None) -> Any:

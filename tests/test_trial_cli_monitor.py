@@ -1,0 +1,135 @@
+"""Regressions found by a user-and-attacker trial of the command line and the monitoring store:
+windows of nanosecond and local-time logs across changes of clocks, and monitoring periods and
+window names in the store's time zone. References: pandas' own flooring and localisation."""
+
+from __future__ import annotations
+
+import datetime as _dt
+import json
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pytest
+from typer.testing import CliRunner
+
+from streameval.cli.main import app
+from streameval.errors import UsageError
+from streameval.monitor import Store
+from streameval.monitor.alerts import parse_period, parse_since
+from streameval.windows import parse_window, window_starts
+
+
+def _as_pandas(arr: pa.Array) -> pd.Series:
+    return pd.Series(arr.to_pandas())
+
+
+def test_nanosecond_timestamps_get_windows():
+    """pandas writes nanosecond timestamps; a plain cast to microseconds refused them (a crash)."""
+    rng = np.random.default_rng(0)
+    ns = pd.Timestamp("2026-10-24", tz="UTC").value + rng.integers(-10**15, 3 * 86400 * 10**9, 500)
+    for tz_type in (None, "UTC", "Europe/Berlin"):
+        arr = pa.array(ns, pa.timestamp("ns", tz=tz_type))
+        for zone, win, freq in ((None, "1h", "h"), ("Europe/Berlin", "1d", None)):
+            got = _as_pandas(window_starts(arr, parse_window(win), zone))
+            t = pd.Series(pd.to_datetime(ns, utc=True)) if tz_type else pd.Series(pd.to_datetime(ns))
+            if tz_type is None:
+                t = t.dt.tz_localize(zone or "UTC", ambiguous=np.ones(len(t), bool), nonexistent="shift_forward")
+            local = t.dt.tz_convert(zone or "UTC")
+            ref = local.dt.floor(freq) if freq else local.dt.tz_localize(None).dt.normalize().dt.tz_localize(zone)
+            assert (got.dt.tz_convert("UTC") == ref.dt.tz_convert("UTC")).all(), (tz_type, zone, win)
+
+
+def test_naive_local_times_in_the_skipped_and_repeated_hour():
+    """Naive local times that do not exist or exist twice at a change of clocks were a crash
+    (Arrow's assume_timezone raises); now the earlier occurrence and the moment of the jump."""
+    naive = pd.Series(pd.to_datetime(["2026-03-29 02:30", "2026-03-29 01:59", "2026-03-29 03:10",
+                                      "2026-10-25 02:30", "2026-10-25 03:30", "2026-10-25 01:10"]))
+    arr = pa.array(naive.dt.as_unit("us"))
+    instants = naive.dt.tz_localize("Europe/Berlin", ambiguous=np.ones(len(naive), bool), nonexistent="shift_forward")
+    for win, freq in (("1h", "h"), ("1d", None)):
+        got = _as_pandas(window_starts(arr, parse_window(win), "Europe/Berlin")).dt.tz_convert("UTC")
+        if freq:
+            ref = instants.dt.tz_convert("UTC").dt.floor("h")
+        else:
+            ref = instants.dt.tz_localize(None).dt.normalize().dt.tz_localize("Europe/Berlin").dt.tz_convert("UTC")
+        assert (got == ref).all(), win
+
+
+def test_daily_windows_where_midnight_is_skipped():
+    """In Santiago clocks jump from 00:00 to 01:00 (2026-09-06): that day's window starts at the
+    jump (Arrow's zone-aware floor raised 'nonexistent' for every time of that day)."""
+    t = pd.Series(pd.date_range("2026-09-05 12:00", "2026-09-07 03:00", freq="37min", tz="America/Santiago"))
+    got = _as_pandas(window_starts(pa.array(t.dt.tz_convert("UTC").dt.as_unit("us")), parse_window("1d"),
+                                   "America/Santiago"))
+    ref = t.dt.tz_localize(None).dt.normalize().dt.tz_localize("America/Santiago", nonexistent="shift_forward")
+    assert (got.dt.tz_convert("UTC") == ref.dt.tz_convert("UTC")).all()
+    assert got.nunique() == 3
+
+
+def test_hourly_windows_at_clocks_going_back():
+    """Zoned times in the first occurrence of a repeated hour were refused ('ambiguous'); they are
+    windowed now. Times in the second occurrence would merge with the first (group keys compare
+    local clock readings), so that stays an error, now naming the time and what to do."""
+    first = pd.Series(pd.to_datetime(["2026-10-25 00:10", "2026-10-25 00:50"], utc=True))  # 01:10, 01:50 BST
+    got = _as_pandas(window_starts(pa.array(first.dt.as_unit("us")), parse_window("1h"), "Europe/London"))
+    assert (got.dt.tz_convert("UTC") == first.dt.floor("h")).all()
+    second = pd.Series(pd.to_datetime(["2026-10-25 00:10", "2026-10-25 01:10"], utc=True))  # 01:10 BST, 01:10 GMT
+    with pytest.raises(UsageError, match="reads it twice.*--tz UTC"):
+        window_starts(pa.array(second.dt.as_unit("us")), parse_window("1h"), "Europe/London")
+    # a day's window is one window whichever occurrence
+    days = _as_pandas(window_starts(pa.array(second.dt.as_unit("us")), parse_window("1d"), "Europe/London"))
+    assert days.nunique() == 1
+
+
+def test_nan_epoch_seconds_are_null_times():
+    """A NaN in a float epoch-seconds column crashed the cast; it is a null time (its own window)."""
+    got = window_starts(pa.array([1.7e9, None, float("nan")]), parse_window("1d"))
+    assert got.null_count == 2 and got[0].as_py() == _dt.datetime(2023, 11, 14, tzinfo=_dt.timezone.utc)
+    with pytest.raises(UsageError, match="out of range"):
+        window_starts(pa.array([1.7e9, 1e20]), parse_window("1d"))
+
+
+@pytest.fixture()
+def berlin_store(tmp_path):
+    rng = np.random.default_rng(1)
+    n = 2000
+    ts = pd.date_range("2026-03-27", "2026-04-02", periods=n, tz="UTC")
+    y = rng.integers(0, 2, n)
+    df = pd.DataFrame({"score": np.clip(rng.normal(0.4 + 0.2 * y, 0.2), 0, 1).round(2), "label": y, "ts": ts})
+    df.to_parquet(tmp_path / "a.parquet")
+    path = tmp_path / "m.duckdb"
+    with Store(path) as st:
+        st.ingest(str(tmp_path / "a.parquet"), score="score", label="label", time="ts", window="1d",
+                  tz="Europe/Berlin")
+    days = df.ts.dt.tz_convert("Europe/Berlin").dt.tz_localize(None).dt.normalize()
+    return path, days.value_counts().sort_index()
+
+
+def test_monitor_report_names_and_selects_windows_in_the_store_zone(berlin_store):
+    """`--since 2026-03-30` on a Europe/Berlin store dropped the local 30 March window (the date
+    was read as UTC midnight, two hours after the window's start), the table named daily windows
+    by their UTC instants ('2026-03-29 22:00'), and `--since 5d` across the spring change gave 6
+    windows."""
+    path, per_day = berlin_store
+    runner = CliRunner()
+
+    def report(*args):
+        r = runner.invoke(app, ["monitor", "report", "--store", str(path), "-f", "json", *args])
+        assert r.exit_code == 0, r.output
+        return {row["window"]: row["n_rows"] for row in json.loads(r.stdout)["rows"]}
+
+    every = report()
+    assert list(every) == [f"{d.date()}T00:00:00+0{1 if d.month == 3 and d.day < 30 else 2}:00" for d in per_day.index]
+    assert list(every.values()) == per_day.tolist()
+    since = report("--since", "2026-03-30")
+    assert list(since.values()) == per_day[per_day.index >= "2026-03-30"].tolist()
+    assert len(report("--since", "5d")) == 5
+    with Store(path, read_only=True) as st:
+        newest = st.newest_window()
+        assert newest is not None
+        start, end = parse_period("7d", newest, "Europe/Berlin")
+        assert start.isoformat() == "2026-03-25T23:00:00.000001+00:00"  # after 26 March's local midnight (CET)
+        assert parse_since("2026-03-30", newest, "Europe/Berlin") == _dt.datetime(2026, 3, 29, 22,
+                                                                                  tzinfo=_dt.timezone.utc)
+        assert parse_since("2026-03-30T00:00+00:00", newest, "Europe/Berlin").hour == 0  # a given zone wins
