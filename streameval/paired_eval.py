@@ -162,8 +162,12 @@ def compare_paired(
     from .stats.bootstrap import compare_bootstrap
     from .stats.paired import PairedPlacements, paired_delong
 
+    if isinstance(scores, str):  # "p_old,p_new", as on the command line (not its characters)
+        scores = [s.strip() for s in scores.split(",") if s.strip()]
     if len(scores) != 2:
         raise UsageError(f"a paired comparison takes exactly two score columns, got {len(scores)}: {list(scores)}")
+    if str(scores[0]).strip() == str(scores[1]).strip():
+        raise UsageError(f"a paired comparison needs two different score columns, got {scores[0]!r} twice")
     if isinstance(source, Iterator):
         raise UsageError("a paired comparison reads its source twice: pass files, a table or a query, not an iterator")
     g = _grid(grid)
@@ -176,7 +180,8 @@ def compare_paired(
     kw: dict[str, Any] = {"bootstrap": bootstrap, "seed": seed} if bootstrap else {}
     first, second = BinarySketch(g, **kw), BinarySketch(g, **kw)
     rows = 0
-    for y, s1, s2, w, rid in _batches(opened()):
+    src = opened()
+    for y, s1, s2, w, rid in _batches(src):
         if rows == 0 and pos_label is not None:
             pos_label = _coerce_pos_label(pos_label, y.type)
         s1n, s2n = _float(s1), _float(s2)
@@ -187,7 +192,7 @@ def compare_paired(
         second.update(y, s2n, w, pos_label=pos_label, nan_policy=nan_policy, row_id=rid if bootstrap else None)
         rows += len(s1)
     if rows == 0:
-        raise EmptyInputError(f"{source!r}: no rows to compare")
+        raise EmptyInputError(f"{src.description}: no rows to compare")
     acc = PairedPlacements(first, second)
     encoder = LabelEncoder(first._labels.pos_label, first._labels.neg_label)
     offset = 0

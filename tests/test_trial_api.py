@@ -213,3 +213,72 @@ def test_csv_with_one_bad_score_cell_names_it(tmp_path):
     path.write_text("p,y\n0.1,0\n0.8,1\nabc,0\n0.6,1\n")
     with pytest.raises(InputTypeError, match=r"bad\.csv.*row 2 holds 'abc'"):
         streameval.evaluate(str(path), score="p", label="y")
+
+
+# -- compare_paired --------------------------------------------------------------------------------
+
+PAIRED = pd.DataFrame({"a": [0.1, 0.8, 0.3, 0.6, 0.7, 0.2], "b": [0.2, 0.6, 0.4, 0.5, 0.3, 0.1], "y": [0, 1, 0, 1, 1, 0]})
+
+
+def test_compare_paired_takes_a_comma_string_of_two_columns():
+    # Before: "got 3: ['a', ',', 'b']" (the string's characters)
+    got = streameval.compare_paired(PAIRED, scores="a, b", label="y")
+    want = streameval.compare_paired(PAIRED, scores=["a", "b"], label="y")
+    assert got.names == ("a", "b")
+    assert got.delong.estimate.value == want.delong.estimate.value
+    assert got.delong.estimate.value == pytest.approx(
+        roc_auc_score(PAIRED["y"], PAIRED["a"]) - roc_auc_score(PAIRED["y"], PAIRED["b"]), abs=1e-12
+    )
+
+
+def test_compare_paired_refuses_one_column_twice():
+    # Before: KeyError: 0
+    with pytest.raises(UsageError, match="two different score columns"):
+        streameval.compare_paired(PAIRED, scores=["a", "a"], label="y")
+
+
+def test_compare_paired_on_no_rows_names_the_source_in_one_line():
+    # Before: the DataFrame's repr, over several lines
+    with pytest.raises(streameval.EmptyInputError, match=r"^pandas DataFrame: no rows to compare$"):
+        streameval.compare_paired(PAIRED.iloc[:0], scores=["a", "b"], label="y")
+
+
+# -- one column in two roles ------------------------------------------------------------------------
+
+
+def _frames(df):
+    import polars as pl
+    import pyarrow as pa
+
+    table = pa.Table.from_pandas(df, preserve_index=False)
+    return {"pandas": df, "polars": pl.from_pandas(df), "arrow": table, "dict": {c: df[c].to_numpy() for c in df},
+            "batches": table.to_batches()}
+
+
+def test_one_column_as_score_and_weight_in_every_frame_source():
+    # Before: KeyError 0 (pandas) or 'Field "p" exists 2 times in schema' (Arrow tables, mappings)
+    df = pd.DataFrame({"p": [0.1, 0.8, 0.3, 0.6, 0.5], "y": [0, 1, 0, 1, 0]})
+    want = roc_auc_score(df["y"], df["p"], sample_weight=df["p"])
+    for kind, source in _frames(df).items():
+        got = streameval.evaluate(source, score="p", label="y", weight="p")
+        assert got.metrics["roc_auc"]["value"] == pytest.approx(want, abs=1e-12), kind
+
+
+def test_compare_paired_with_the_weight_a_score_column():
+    # Before: KeyError 0 (the second model's score column also given as the weight)
+    df = PAIRED.assign(b=PAIRED["b"] * 10)  # weights read as frequencies: more than one row per class
+    got = streameval.compare_paired(df, scores=["a", "b"], label="y", weight="b")
+    want = roc_auc_score(df["y"], df["a"], sample_weight=df["b"]) - roc_auc_score(df["y"], df["b"], sample_weight=df["b"])
+    assert got.delong.estimate.value == pytest.approx(want, abs=1e-12)
+
+
+def test_pandas_frame_with_number_column_names():
+    # Before: KeyError '0' (columns are matched by their text)
+    df = pd.DataFrame({0: [0.1, 0.8, 0.3, 0.6], 1: [0, 1, 0, 1]})
+    assert streameval.evaluate(df, score="0", label="1").metrics["roc_auc"]["value"] == 1.0
+
+
+def test_pandas_frame_with_a_duplicated_column_says_so():
+    df = pd.DataFrame([[0.1, 0.2, 0], [0.8, 0.1, 1]], columns=["p", "p", "y"])
+    with pytest.raises(streameval.SourceError, match="column 'p' appears 2 times"):
+        streameval.evaluate(df, score="p", label="y")

@@ -28,7 +28,8 @@ def open_arrow_table(table: Any, kind: str, desc: str, cols: dict[str, str], whe
 
         def run() -> Iterator[Chunk]:
             row = 0
-            for batch in table.select(list(cols.values())).to_batches(max_chunksize=batch_rows):
+            # one column may serve two roles (weight = score, two models' scores): select it once
+            for batch in table.select(list(dict.fromkeys(cols.values()))).to_batches(max_chunksize=batch_rows):
                 if batch.num_rows:
                     yield Chunk(arrow_rename(batch, cols), desc, row)
                     row += batch.num_rows
@@ -93,12 +94,20 @@ def open_pandas(df: Any, cols: dict[str, str], where: str | None, sql: str | Non
     if sql is None and where is None and not needs_sql(cols, available):
         missing(cols, available, desc)
 
+        # the frame's own labels (columns may be numbers; named here by their text), each once even
+        # when it serves two roles: df[["p", "p"]] has two columns "p", and part["p"] is then a frame
+        label_of = {str(c): c for c in df.columns}
+        used = [label_of[c] for c in dict.fromkeys(cols.values())]
+        for c in cols.values():
+            if available.count(c) > 1:
+                raise SourceError(f"{desc}: column {c!r} appears {available.count(c)} times; rename the duplicates")
+
         def run() -> Iterator[Chunk]:
-            sub = df[list(cols.values())]
+            sub = df[used]
             for start in range(0, len(sub), batch_rows):
                 part = sub.iloc[start:start + batch_rows]
                 try:
-                    arrays = [pa.array(part[c], from_pandas=True) for c in cols.values()]
+                    arrays = [pa.array(part[label_of[c]], from_pandas=True) for c in cols.values()]
                 except (pa.ArrowInvalid, pa.ArrowTypeError) as exc:
                     raise SourceError(f"{desc}: cannot convert rows {start}.. to Arrow ({first_line(exc)})") from None
                 yield Chunk(pa.RecordBatch.from_arrays(arrays, names=list(cols)), desc, start)
