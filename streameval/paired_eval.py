@@ -15,7 +15,7 @@ from typing import Any, Callable, Iterator
 
 import numpy as np
 
-from .errors import UsageError
+from .errors import InputError, InputTypeError, UsageError
 from .grid import Grid
 from .sketch.binary import BinarySketch
 from .sources import DEFAULT_BATCH_ROWS, LABEL, SCORE, WEIGHT, open_source
@@ -84,11 +84,11 @@ class PairedComparison:
         return out
 
 
-def _batches(src: Any) -> Iterator[tuple[Any, Any, Any, Any, Any]]:
+def _batches(src: Any) -> Iterator[tuple[Any, Any, Any, Any, Any, Any]]:
     for chunk in src.chunks():
         b = chunk.batch
         names = b.schema.names
-        yield (b.column(names.index(LABEL)), b.column(names.index(SCORE)), b.column(names.index(_SECOND)),
+        yield (chunk, b.column(names.index(LABEL)), b.column(names.index(SCORE)), b.column(names.index(_SECOND)),
                b.column(names.index(WEIGHT)) if WEIGHT in names else None,
                b.column(names.index(_ROW_ID)) if _ROW_ID in names else None)
 
@@ -156,7 +156,9 @@ def compare_paired(
     .. [1] DeLong, DeLong & Clarke-Pearson (1988). Biometrics 44(3), 837-845.
     .. [2] Chamandy et al. (2012), Google: the Poisson bootstrap.
     """
-    from .consume import _coerce_pos_label
+    import pyarrow as pa
+
+    from .consume import _coerce_pos_label, _locate
     from .evaluate import EmptyInputError, _grid
     from .inputs import LabelEncoder, as_1d_array
     from .stats.bootstrap import compare_bootstrap
@@ -181,22 +183,31 @@ def compare_paired(
     first, second = BinarySketch(g, **kw), BinarySketch(g, **kw)
     rows = 0
     src = opened()
-    for y, s1, s2, w, rid in _batches(src):
+    for chunk, y, s1, s2, w, rid in _batches(src):
         if rows == 0 and pos_label is not None:
             pos_label = _coerce_pos_label(pos_label, y.type)
+        # errors name the source, the model's column and the row in the file, as evaluate()'s
+        for col, name in ((s1, scores[0]), (s2, scores[1])):
+            if not (pa.types.is_integer(col.type) or pa.types.is_floating(col.type) or pa.types.is_decimal(col.type)
+                    or pa.types.is_null(col.type)):
+                raise InputTypeError(f"{chunk.origin}: score {name!r} must be numeric, got {col.type}")
         s1n, s2n = _float(s1), _float(s2)
         if nan_policy == "skip":  # a row skipped by one model is skipped by both
             both = np.isnan(s1n) | np.isnan(s2n)
             s1n, s2n = np.where(both, np.nan, s1n), np.where(both, np.nan, s2n)
-        first.update(y, s1n, w, pos_label=pos_label, nan_policy=nan_policy, row_id=rid if bootstrap else None)
-        second.update(y, s2n, w, pos_label=pos_label, nan_policy=nan_policy, row_id=rid if bootstrap else None)
+        for sketch, values, name in ((first, s1n, scores[0]), (second, s2n, scores[1])):
+            try:
+                sketch.update(y, values, w, pos_label=pos_label, nan_policy=nan_policy, row_id=rid if bootstrap else None)
+            except (InputError, InputTypeError) as exc:
+                columns = {SCORE: str(name), LABEL: label, **({WEIGHT: weight} if weight is not None else {})}
+                raise _locate(exc, chunk, rows, columns) from None
         rows += len(s1)
     if rows == 0:
         raise EmptyInputError(f"{src.description}: no rows to compare")
     acc = PairedPlacements(first, second)
     encoder = LabelEncoder(first._labels.pos_label, first._labels.neg_label)
     offset = 0
-    for y, s1, s2, w, _ in _batches(opened()):
+    for _, y, s1, s2, w, _ in _batches(opened()):
         labels = encoder.encode(as_1d_array(y, "y_true"), offset)
         acc.add(labels, _float(s1), _float(s2), None if w is None else _float(w))
         offset += len(s1)

@@ -282,3 +282,16 @@ def test_pandas_frame_with_a_duplicated_column_says_so():
     df = pd.DataFrame([[0.1, 0.2, 0], [0.8, 0.1, 1]], columns=["p", "p", "y"])
     with pytest.raises(streameval.SourceError, match="column 'p' appears 2 times"):
         streameval.evaluate(df, score="p", label="y")
+
+
+def test_compare_paired_errors_name_the_source_and_the_model_column(tmp_path):
+    # Before: "y_score has 1 NaN or null value(s), first at row 1" - which of the two models?
+    df = PAIRED.assign(b=[0.2, 0.6, np.nan, 0.5, 0.3, 0.1])
+    path = tmp_path / "two.parquet"
+    df.to_parquet(path)
+    with pytest.raises(InputError, match=r"two\.parquet: score 'b' has 1 NaN or null value\(s\), first at row 2"):
+        streameval.compare_paired(str(path), scores=["a", "b"], label="y")
+    with pytest.raises(InputTypeError, match=r"pandas DataFrame: score 'b' must be numeric, got (large_)?string"):
+        streameval.compare_paired(df.assign(b=df["b"].astype(str)), scores=["a", "b"], label="y")
+    with pytest.raises(InputError, match=r"pandas DataFrame: label 'y' has 1 label\(s\) outside"):
+        streameval.compare_paired(PAIRED.assign(y=[0, 1, 2, 1, 1, 0]), scores=["a", "b"], label="y")
