@@ -14,7 +14,7 @@ import pytest
 from typer.testing import CliRunner
 
 from streameval.cli.main import app
-from streameval.errors import UsageError
+from streameval.errors import InputError, UsageError
 from streameval.monitor import Store
 from streameval.monitor.alerts import parse_period, parse_since
 from streameval.windows import parse_window, window_starts
@@ -133,3 +133,61 @@ def test_monitor_report_names_and_selects_windows_in_the_store_zone(berlin_store
         assert parse_since("2026-03-30", newest, "Europe/Berlin") == _dt.datetime(2026, 3, 29, 22,
                                                                                   tzinfo=_dt.timezone.utc)
         assert parse_since("2026-03-30T00:00+00:00", newest, "Europe/Berlin").hour == 0  # a given zone wins
+
+
+def test_a_second_name_of_an_ingested_file_is_refused(tmp_path):
+    """A symlink (or copy) of an ingested file was added as a new file: every row counted twice."""
+    import os
+    import shutil
+
+    rng = np.random.default_rng(3)
+    y = rng.integers(0, 2, 500)
+    pd.DataFrame({"score": rng.random(500).round(2), "label": y}).to_parquet(tmp_path / "day.parquet")
+    os.symlink(tmp_path / "day.parquet", tmp_path / "link.parquet")
+    (tmp_path / "copies").mkdir()
+    shutil.copy(tmp_path / "day.parquet", tmp_path / "copies" / "day.parquet")
+    with Store(tmp_path / "m.duckdb") as st:
+        st.ingest(str(tmp_path / "day.parquet"), score="score", label="label")
+        for twin in ("link.parquet", "copies/day.parquet"):
+            with pytest.raises(InputError, match="same bytes as .*day.parquet.*count its rows twice"):
+                st.ingest(str(tmp_path / twin))
+        assert st.sketchset().counts(())["n_rows"] == 500
+        assert st.forget(tmp_path / "day.parquet")
+        assert [r.action for r in st.ingest(str(tmp_path / "link.parquet"))] == ["added"]  # moved: fine
+        assert st.sketchset().counts(())["n_rows"] == 500
+
+
+def test_monitor_check_refuses_an_unknown_format_and_notes_overlapping_periods(berlin_store):
+    """`monitor check -f csv` printed the table (no CSV, exit 0); overlapping current and
+    reference periods (the default 7d current period over a 3-day reference) were compared without
+    a word, though the test assumes separate samples."""
+    path, _ = berlin_store
+    runner = CliRunner()
+    bad = runner.invoke(app, ["monitor", "check", "--store", str(path), "--reference", "2026-03-27:2026-03-30",
+                              "-f", "csv"])
+    assert bad.exit_code == 2 and "table or json" in bad.output
+    overlap = runner.invoke(app, ["monitor", "check", "--store", str(path), "--reference", "2026-03-27:2026-03-30",
+                                  "-f", "json"])
+    assert overlap.exit_code == 0, overlap.output
+    assert any("overlap" in n for n in json.loads(overlap.stdout)["notes"])
+    apart = runner.invoke(app, ["monitor", "check", "--store", str(path), "--reference", "2026-03-27:2026-03-30",
+                                "--current", "2d", "-f", "json"])
+    assert not any("overlap" in n for n in json.loads(apart.stdout)["notes"])
+
+
+def test_a_slice_named_null_is_told_apart_from_a_null_slice(tmp_path):
+    """The table and Markdown showed a null slice and the string 'null' (and '' as blank) alike."""
+    rng = np.random.default_rng(4)
+    n = 400
+    y = rng.integers(0, 2, n)
+    seg = pd.Series(rng.choice(["null", "a", ""], n), dtype=object)
+    seg[rng.random(n) < 0.25] = None
+    pd.DataFrame({"score": rng.random(n).round(2), "label": y, "seg": seg}).to_parquet(tmp_path / "x.parquet")
+    runner = CliRunner()
+    for fmt in ("table", "markdown"):
+        r = runner.invoke(app, ["eval", str(tmp_path / "x.parquet"), "-s", "score", "-l", "label", "--by", "seg",
+                                "-f", fmt])
+        assert r.exit_code == 0, r.output
+        first_cells = [line.strip("│| ").split()[0] for line in r.stdout.splitlines()
+                       if line.startswith(("│", "| ")) and "n_rows" not in line and "seg" not in line]
+        assert sorted(first_cells) == sorted(['"null"', "a", '""', "null"]), (fmt, first_cells)

@@ -193,6 +193,8 @@ def check_cmd(
     --min-effect in the harmful direction. Slices are ranked by contribution to the overall change.
     """
     cli = _shared()
+    if fmt not in ("table", "json"):
+        raise typer.BadParameter(f"unknown format {fmt!r}: table or json", param_hint="--format")
 
     def body() -> None:
         _reading_process()

@@ -256,6 +256,9 @@ def check(
     ss_ref = store.sketchset(by=keep, window="all", since=ref[0], until=ref[1])
     ss_cur = store.sketchset(by=keep, window="all", since=cur[0], until=cur[1])
     notes: list[str] = []
+    if ref[0] < cur[1] and cur[0] < ref[1]:
+        notes.append("the current and reference periods overlap: windows in both are compared with themselves, "
+                     "so changes look smaller than they are (the tests assume separate samples)")
     if len(ss_cur) == 0 or len(ss_ref) == 0:
         notes.append("no rows in the " + ("current" if len(ss_cur) == 0 else "reference") + " period")
     cur_all, ref_all = ss_cur.overall(), ss_ref.overall()

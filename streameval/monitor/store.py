@@ -320,7 +320,8 @@ class Store:
             A job that contradicts the store's.
         SourceError, InputError
             Bad data in a file (the files before it stay ingested; nothing of it is written); a
-            file that changed while it was read, three times in a row.
+            file that changed while it was read, three times in a row; a file with the same bytes
+            as another path in the store (a symlink, hard link or copy: its rows would count twice).
         """
         job = self._resolve_job({"score": score, "label": label, "weight": weight, "by": list(by or []),
                                  "time": time, "window": window, "tz": tz, "grid": grid, "pos_label": pos_label,
@@ -381,6 +382,11 @@ class Store:
                 pending.shutdown(wait=False, cancel_futures=True)
         if _identity(os.stat(path)) != _identity(st):
             return None
+        twin = _one(self._con.execute("SELECT path FROM files WHERE digest = ? AND path <> ?", [digest, path]))
+        if twin is not None:  # a symlink, a hard link or a copy of an ingested file: its rows would count twice
+            raise InputError(f"{path}: the same bytes as {twin[0]}, which is in the store already (a link or a "
+                             "copy?); ingesting it would count its rows twice: nothing was written "
+                             "(`streameval monitor forget` the other path first to move it)")
         self._write(path, st, _trusted_mtime(st, seen), digest, int(prov["rows_read"]), ss, job["window"] is not None)
         return IngestResult(path, "added" if known is None else "replaced", int(prov["rows_read"]), len(ss))
 

@@ -406,7 +406,7 @@ class SliceTable:
         cols = keys + [c for c in self.columns if c not in keys and not c.endswith(("_lower", "_upper"))]
         lines = ["## streameval slices", "", "| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
         for r in self.view(sort_by, limit):
-            lines.append("| " + " | ".join(_cell(r, c).replace("|", "\\|") for c in cols) + " |")
+            lines.append("| " + " | ".join(_cell(r, c, c in keys).replace("|", "\\|") for c in cols) + " |")
         lines += [""] + [f"- {n}" for n in self._footer(sort_by, limit)]
         return "\n".join(lines) + "\n"
 
@@ -491,7 +491,7 @@ class SliceTable:
         for c in shown:
             t.add_column(_HEADERS.get(c, c), justify="left" if c in self.sketches.key_names else "right", overflow="fold")
         for r in self.view(sort_by, limit):
-            t.add_row(*(_cell(r, c) for c in shown))
+            t.add_row(*(_cell(r, c, c in keys) for c in shown))
         return t
 
     def _footer(self, sort_by: str, limit: int) -> list[str]:
@@ -531,8 +531,13 @@ def _json_value(v: Any) -> Any:
     return v
 
 
-def _cell(row: dict[str, Any], col: str) -> str:
+_LOOKS_NULL = ("null", "n/a", "none", "nan", "")
+
+
+def _cell(row: dict[str, Any], col: str, key: bool = False) -> str:
     v = row.get(col)
+    if key and isinstance(v, str) and (v.strip().lower() in _LOOKS_NULL or v != v.strip()):
+        return json.dumps(v)  # a slice value that reads as a null (or hides spaces) is shown quoted
     if v is None:
         return "null" if col in row and col not in ("roc_auc", "average_precision", "est_roc_auc") else "n/a"
     if isinstance(v, _dt.datetime):
