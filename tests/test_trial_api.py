@@ -295,3 +295,32 @@ def test_compare_paired_errors_name_the_source_and_the_model_column(tmp_path):
         streameval.compare_paired(df.assign(b=df["b"].astype(str)), scores=["a", "b"], label="y")
     with pytest.raises(InputError, match=r"pandas DataFrame: label 'y' has 1 label\(s\) outside"):
         streameval.compare_paired(PAIRED.assign(y=[0, 1, 2, 1, 1, 0]), scores=["a", "b"], label="y")
+
+
+
+# -- multiclass score columns named after the classes, in another order ---------------------------
+
+
+def test_score_columns_named_after_classes_in_another_order_are_refused():
+    # Before: p_fox scored class "cat" (columns are matched to the sorted labels by position):
+    # accuracy 0.0 here for the true 1.0, and every other metric as wrong, without a word.
+    df = pd.DataFrame({"p_fox": [0.1, 0.1, 0.7], "p_cat": [0.8, 0.2, 0.1], "p_dog": [0.1, 0.7, 0.2],
+                       "y": ["cat", "dog", "fox"]})
+    with pytest.raises(UsageError, match="list them in class order: p_cat,p_dog,p_fox"):
+        streameval.evaluate(df, score="p_fox,p_cat,p_dog", label="y")
+    right = streameval.evaluate(df, score="p_cat,p_dog,p_fox", label="y")
+    assert right.metrics["accuracy"] == 1.0
+    # a common suffix, and integer classes
+    ints = pd.DataFrame({"p_2_prob": [0.1, 0.2, 0.7], "p_0_prob": [0.8, 0.1, 0.1], "p_1_prob": [0.1, 0.7, 0.2], "y": [0, 1, 2]})
+    with pytest.raises(UsageError, match="p_0_prob,p_1_prob,p_2_prob"):
+        streameval.evaluate(ints, score="p_2_prob,p_0_prob,p_1_prob", label="y")
+
+
+def test_score_columns_not_named_after_classes_keep_their_order():
+    df = pd.DataFrame({"a": [0.8, 0.2, 0.1], "b": [0.1, 0.7, 0.2], "c": [0.1, 0.1, 0.7], "y": ["cat", "dog", "fox"]})
+    assert streameval.evaluate(df, score="a,b,c", label="y").metrics["accuracy"] == 1.0
+    # names that match no class, or two classes, are not judged
+    from streameval.multiclass_eval import check_column_order
+
+    check_column_order(["x_b", "x_a"], ["a", "b_a"])  # "x_a" ends with "a" only; "x_b" with no class
+    check_column_order(["p_2", "p_1"], [1, 2, 3])  # another number of columns
