@@ -191,3 +191,30 @@ def test_a_slice_named_null_is_told_apart_from_a_null_slice(tmp_path):
         first_cells = [line.strip("│| ").split()[0] for line in r.stdout.splitlines()
                        if line.startswith(("│", "| ")) and "n_rows" not in line and "seg" not in line]
         assert sorted(first_cells) == sorted(['"null"', "a", '""', "null"]), (fmt, first_cells)
+
+
+def test_fail_under_gates_on_the_lower_bound_and_refuses_misleading_gates(tmp_path):
+    """`--fail-under roc_auc=F` compared the binned estimate: on a coarse grid it passed although
+    the exact AUC could be far below F (and failed when it was above). fpr/fnr floors failed good
+    models, a NaN floor failed everything, and a sliced run gated all rows without saying so."""
+    from sklearn.metrics import roc_auc_score
+
+    rng = np.random.default_rng(6)
+    n = 4000
+    y = rng.integers(0, 2, n)
+    s = np.clip(rng.normal(0.4 + 0.2 * y, 0.2), 0, 1)
+    pd.DataFrame({"score": s, "label": y, "seg": rng.choice(["a", "b"], n)}).to_parquet(tmp_path / "c.parquet")
+    exact = roc_auc_score(y, s)
+    runner = CliRunner()
+    base = ["eval", str(tmp_path / "c.parquet"), "-s", "score", "-l", "label", "-q", "-g", "linear:0:1:10"]
+    report = json.loads(runner.invoke(app, [*base, "-f", "json"]).stdout)["metrics"]["roc_auc"]
+    assert report["lower"] <= exact <= report["upper"] and report["upper"] - report["lower"] > 0.05
+    between = (report["lower"] + report["value"]) / 2  # the estimate clears it, the lower bound does not
+    r = runner.invoke(app, [*base, "--fail-under", f"roc_auc={between}"])
+    assert r.exit_code == 3 and "lower bound" in r.stderr
+    assert runner.invoke(app, [*base, "--fail-under", f"roc_auc={report['lower'] - 1e-9}"]).exit_code == 0
+    for gate, words in (("fpr@0.5=0.5", "specificity@0.5"), ("fnr@0.3=0.2", "recall@0.3"), ("roc_auc=nan", "number")):
+        bad = runner.invoke(app, [*base, "--fail-under", gate])
+        assert bad.exit_code == 2 and words in bad.output, gate
+    sliced = runner.invoke(app, [*base, "--by", "seg", "--fail-under", "roc_auc=0.1"])
+    assert sliced.exit_code == 0 and "not each slice" in sliced.stderr
