@@ -218,3 +218,34 @@ def test_fail_under_gates_on_the_lower_bound_and_refuses_misleading_gates(tmp_pa
         assert bad.exit_code == 2 and words in bad.output, gate
     sliced = runner.invoke(app, [*base, "--by", "seg", "--fail-under", "roc_auc=0.1"])
     assert sliced.exit_code == 0 and "not each slice" in sliced.stderr
+
+
+def test_report_windows_must_be_made_of_whole_stored_windows(tmp_path):
+    """A weekly store reported by month put a week straddling two months wholly into the first
+    (silently wrong counts), and a finer window than the store's (1d over weeks, 1h over days)
+    gave the stored windows under the asked-for name."""
+    rng = np.random.default_rng(8)
+    n = 1400
+    ts = pd.Series(pd.date_range("2026-03-20", "2026-04-05", periods=n, tz="UTC"))
+    y = rng.integers(0, 2, n)
+    pd.DataFrame({"score": rng.random(n).round(2), "label": y, "ts": ts}).to_parquet(tmp_path / "a.parquet")
+    with Store(tmp_path / "w.duckdb") as st:
+        st.ingest(str(tmp_path / "a.parquet"), score="score", label="label", time="ts", window="1d")
+    with Store(tmp_path / "w.duckdb", read_only=True) as st:
+        monthly = st.sketchset(window="1mo")
+        got = {k[0].month: monthly.counts(k)["n_rows"] for k in monthly.keys()}
+        assert got == ts.dt.month.value_counts().to_dict()
+    with Store(tmp_path / "k.duckdb") as st:
+        st.ingest(str(tmp_path / "a.parquet"), score="score", label="label", time="ts", window="1w")
+    with Store(tmp_path / "k.duckdb", read_only=True) as st:
+        for wanted in ("1mo", "1d", "1q"):
+            with pytest.raises(UsageError, match="do not fit whole"):
+                st.sketchset(window=wanted)
+        assert sum(st.sketchset(window="2w").counts(k)["n_rows"] for k in st.sketchset(window="2w").keys()) == n
+    from streameval.monitor.store import _nests
+
+    w = parse_window
+    assert all(_nests(w(a), w(b)) for a, b in (("1h", "1d"), ("15min", "1h"), ("6h", "1w"), ("1d", "1mo"),
+                                               ("1mo", "1q"), ("1q", "1y"), ("1d", "7d"), ("1w", "2w")))
+    assert not any(_nests(w(a), w(b)) for a, b in (("1w", "1mo"), ("7d", "1w"), ("5h", "1d"), ("2d", "1mo"),
+                                                   ("1d", "1h"), ("2h", "3h"), ("5mo", "1y")))

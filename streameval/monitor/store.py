@@ -449,15 +449,17 @@ class Store:
             Slice columns to keep (a subset of the store's); default all of them. ``[]`` merges
             all slices.
         window : str, optional
-            A window length equal to or coarser than the store's (``"1w"`` over daily windows);
-            default the store's. ``"all"`` merges all windows.
+            A window length made of whole stored windows (``"1w"`` or ``"1mo"`` over daily
+            windows; not ``"1mo"`` over weekly ones, whose weeks straddle months, nor anything
+            finer than the store's); default the store's. ``"all"`` merges all windows.
         since, until : datetime, optional
             Keep windows starting at or after ``since`` and before ``until``.
 
         Raises
         ------
         UsageError
-            An unknown slice column, a store with no job yet.
+            An unknown slice column, a store with no job yet, a window the stored ones do not fit
+            into.
         """
         job = self.job
         if not job:
@@ -469,6 +471,12 @@ class Store:
             raise UsageError(f"{self.path}: no slice column {unknown}; the store slices by {job['by'] or 'nothing'}")
         mapper = None
         if windowed and window not in (None, "all") and str(parse_window(window)) != job["window"]:
+            if not _nests(parse_window(job["window"]), parse_window(window)):
+                raise UsageError(
+                    f"{self.path}: the store keeps {job['window']} windows, which do not fit whole into "
+                    f"{parse_window(window)} windows (a finer window, or one whose edges cut stored windows, as "
+                    "weeks cut months); report by windows made of whole stored ones (or 'all'), or ingest "
+                    "into a store with finer windows")
             mapper = _window_mapper(parse_window(window), job.get("tz"))
         elif windowed and window != "all" and job.get("tz"):
             mapper = _in_zone(job["tz"])  # stored in UTC; named in the job's zone, as `eval` names them
@@ -509,6 +517,32 @@ class Store:
                               ).to_arrow_table()
         value: _dt.datetime | None = _pylist(table.column(0))[0]  # to_pylist would import pandas
         return value
+
+
+_SECONDS = {"second": 1, "minute": 60, "hour": 3600, "day": 86400}
+_MONTHS_OF = {"month": 1, "quarter": 3, "year": 12}
+
+
+def _nests(stored: Any, wanted: Any) -> bool:
+    """Whether every ``stored`` window lies inside one ``wanted`` window (both aligned as
+    :func:`streameval.windows.window_starts` aligns them: multiples of seconds, minutes, hours
+    and days since the epoch on the local clock, weeks from a Monday, months since 1970-01)."""
+    def part_of_a_day(w: Any) -> bool:
+        return bool(w.unit in _SECONDS and 86400 % (w.multiple * _SECONDS[w.unit]) == 0)
+
+    if wanted.unit in _SECONDS:
+        return bool(stored.unit in _SECONDS and (wanted.multiple * _SECONDS[wanted.unit]) % (
+            stored.multiple * _SECONDS[stored.unit]) == 0)
+    if wanted.unit == "week":
+        return part_of_a_day(stored) or (stored.unit == "week" and wanted.multiple % stored.multiple == 0)
+    if part_of_a_day(stored):
+        return True
+    if stored.unit not in _MONTHS_OF:
+        return False
+    months = stored.multiple * _MONTHS_OF[stored.unit]
+    if wanted.unit == "year" and 12 % months:
+        return False
+    return bool((wanted.multiple * _MONTHS_OF[wanted.unit]) % months == 0)
 
 
 def _in_zone(tz: str) -> Any:
