@@ -249,3 +249,22 @@ def test_report_windows_must_be_made_of_whole_stored_windows(tmp_path):
                                                ("1mo", "1q"), ("1q", "1y"), ("1d", "7d"), ("1w", "2w")))
     assert not any(_nests(w(a), w(b)) for a, b in (("1w", "1mo"), ("7d", "1w"), ("5h", "1d"), ("2d", "1mo"),
                                                    ("1d", "1h"), ("2h", "3h"), ("5mo", "1y")))
+
+
+def test_periods_of_a_store_without_windows_are_refused(tmp_path):
+    """A store filled without --time/--window kept null window starts: `--since DATE` then left out
+    every row (an empty report), `monitor check` with dates compared two empty periods and never
+    fired (exit 0), and `--window 1d` was ignored."""
+    rng = np.random.default_rng(9)
+    pd.DataFrame({"score": rng.random(300).round(2), "label": rng.integers(0, 2, 300)}).to_parquet(tmp_path / "a.parquet")
+    with Store(tmp_path / "n.duckdb") as st:
+        st.ingest(str(tmp_path / "a.parquet"), score="score", label="label")
+    runner = CliRunner()
+    store = ["--store", str(tmp_path / "n.duckdb")]
+    for args in (["report", *store, "--since", "2020-01-01"], ["report", *store, "--window", "1d"],
+                 ["report", *store, "--reference", "2020-01-01:2030-01-01"],
+                 ["check", *store, "--reference", "2020-01-01:2030-01-01", "--current", "2020-01-01:2030-01-01"]):
+        r = runner.invoke(app, ["monitor", *args])
+        assert r.exit_code == 2 and "no time windows" in r.output, args
+    ok = runner.invoke(app, ["monitor", "report", *store, "--window", "all", "-f", "json"])
+    assert ok.exit_code == 0 and json.loads(ok.stdout)["rows"][0]["n_rows"] == 300

@@ -73,7 +73,7 @@ def parse_period(text: str, newest: _dt.datetime | None,
     m = _DURATION.match(text)
     if m:
         if newest is None:
-            raise UsageError("a period such as 7d needs a store with time windows; give START:END dates")
+            raise UsageError("a period such as 7d needs a store with time windows (this one has none)")
         span = int(m.group(1)) * _UNIT[m.group(2)]
         # days and weeks on the local calendar (aware arithmetic in one zone is wall-clock arithmetic)
         local = newest.astimezone(_zone(tz) if m.group(2) in ("d", "w") else _dt.timezone.utc)

@@ -459,7 +459,7 @@ class Store:
         ------
         UsageError
             An unknown slice column, a store with no job yet, a window the stored ones do not fit
-            into.
+            into, a window or period asked of a store without windows.
         """
         job = self.job
         if not job:
@@ -470,6 +470,10 @@ class Store:
         if unknown:
             raise UsageError(f"{self.path}: no slice column {unknown}; the store slices by {job['by'] or 'nothing'}")
         mapper = None
+        if not windowed and (since is not None or until is not None or window not in (None, "all")):
+            raise UsageError(f"{self.path}: the store has no time windows (it was filled without --time and "
+                             "--window), so it cannot be reported by window or period (--window, --since, "
+                             "--reference, --current): every row would be left out or merged")
         if windowed and window not in (None, "all") and str(parse_window(window)) != job["window"]:
             if not _nests(parse_window(job["window"]), parse_window(window)):
                 raise UsageError(
