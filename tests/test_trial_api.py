@@ -324,3 +324,45 @@ def test_score_columns_not_named_after_classes_keep_their_order():
 
     check_column_order(["x_b", "x_a"], ["a", "b_a"])  # "x_a" ends with "a" only; "x_b" with no class
     check_column_order(["p_2", "p_1"], [1, 2, 3])  # another number of columns
+
+
+# -- comparisons of weighted sketches: only the weights' ratios matter -----------------------------
+
+
+def _two_samples():
+    rng = np.random.default_rng(0)
+    n = 2000
+    s = np.round(rng.random(n), 2)
+    s2 = np.round(np.clip(s + rng.normal(0, 0.2, n), 0, 1), 2)
+    y = (rng.random(n) < s).astype(int)
+    return s, s2, y
+
+
+@pytest.mark.parametrize("metric", ["roc_auc", "recall@0.5", "precision@0.5"])
+def test_compare_is_scale_free_in_the_weights(metric):
+    # Before: weights read as frequencies: x1000 made p 7.5e-06 out of p 0.887, weights summing
+    # to 1 gave NaN, while each sketch's own ci() (Kish) did not move.
+    s, s2, y = _two_samples()
+    rng = np.random.default_rng(1)
+    w = rng.random(s.shape[0]) + 0.5
+
+    def comparison(scale):
+        a = BinarySketch().update(y[:1000], s[:1000], w[:1000] * scale)
+        b = BinarySketch().update(y[1000:], s2[1000:], w[1000:] * scale)
+        return streameval.compare(a, b, metric)
+
+    ref = comparison(1.0)
+    assert ref.method.endswith("Kish n_eff")
+    for scale in (1000.0, 1.0 / w.sum(), 1e-6):
+        c = comparison(scale)
+        assert c.estimate.value == pytest.approx(ref.estimate.value, abs=1e-12)
+        assert (c.ci_lower, c.ci_upper) == pytest.approx((ref.ci_lower, ref.ci_upper), abs=1e-9)
+        assert c.p_value.value == pytest.approx(ref.p_value.value, rel=1e-9)
+    # unit weights give the unweighted test
+    unit = BinarySketch().update(y[:1000], s[:1000], np.ones(1000))
+    plain = BinarySketch().update(y[:1000], s[:1000])
+    other = BinarySketch().update(y[1000:], s2[1000:])
+    got, want = streameval.compare(unit, other, metric), streameval.compare(plain, other, metric)
+    assert (got.ci_lower, got.ci_upper, got.p_value.value) == pytest.approx(
+        (want.ci_lower, want.ci_upper, want.p_value.value), abs=1e-12)
+

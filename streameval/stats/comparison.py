@@ -12,7 +12,9 @@ ranges that contain the values the exact rows would give. For a conservative dec
 
 from __future__ import annotations
 
+import dataclasses
 import math
+import types
 import warnings
 from dataclasses import dataclass
 from typing import Any
@@ -139,7 +141,8 @@ def _nan_comparison(method: str, level: float, quantity: str) -> Comparison:
 
 
 def compare_auc(
-    first: BinTable, second: BinTable, level: float = 0.95, distribution: str = "normal"
+    first: BinTable, second: BinTable, level: float = 0.95, distribution: str = "normal", *,
+    kish_first: tuple[float, float] | None = None, kish_second: tuple[float, float] | None = None,
 ) -> Comparison:
     """Compare the ROC-AUCs of two independent samples (DeLong's unpaired test).
 
@@ -160,11 +163,16 @@ def compare_auc(
         ``df = (S1 + S2)^2 / (S1^2 / (n1 - 1) + S2^2 / (n2 - 1))``, ``S`` the variances and ``n``
         each sample's total weight (rows); the interval then uses the t quantile. They agree for
         large samples.
+    kish_first, kish_second : (float, float), optional
+        Each sample's ``(P / sum w**2 of positives, N / sum w**2 of negatives)``
+        (``BinarySketch._kish()``): its DeLong variance then uses Kish's effective sizes, as
+        :func:`~streameval.stats.delong.roc_auc_ci` does, so that rescaling the weights changes
+        nothing. ``None``: frequency weights.
 
     Returns
     -------
     Comparison
-        ``method`` is ``"DeLong unpaired"``; ``quantity`` ``"ΔAUC"``. All NaN, with an
+        ``method`` is ``"DeLong unpaired"`` (``", Kish n_eff"`` added with Kish factors); ``quantity`` ``"ΔAUC"``. All NaN, with an
         :class:`UndefinedMetricWarning`, if either sample has a class of total weight <= 1.
 
     Raises
@@ -190,11 +198,14 @@ def compare_auc(
     level = check_level(level)
     if distribution not in ("normal", "t"):
         raise UsageError(f"unknown distribution {distribution!r}; expected 'normal' or 't'")
-    method, quantity = "DeLong unpaired", "ΔAUC"
-    if _too_few(first, "the DeLong comparison of ROC AUCs") or _too_few(second, "the DeLong comparison of ROC AUCs"):
+    kished = kish_first is not None or kish_second is not None
+    method, quantity = "DeLong unpaired" + (", Kish n_eff" if kished else ""), "ΔAUC"
+    what = "the DeLong comparison of ROC AUCs"
+    if _too_few(first, what, kish_first) or _too_few(second, what, kish_second):
         return _nan_comparison(method, level, quantity)
     a, b = roc_auc(first), roc_auc(second)
-    va, vb = _variance(first, delong_placements(first)), _variance(second, delong_placements(second))
+    va = _variance(first, delong_placements(first), kish=kish_first)
+    vb = _variance(second, delong_placements(second), kish=kish_second)
     exact = a.exact and b.exact and va.exact and vb.exact
     d = Estimate.point(a.value - b.value) if a.exact and b.exact else Estimate.from_bounds(a.lower - b.upper, a.upper - b.lower)
     v_lo, v_hi = va.lower + vb.lower, va.upper + vb.upper
@@ -202,7 +213,8 @@ def compare_auc(
         df = Estimate(math.inf, math.inf, math.inf)
         q = normal_quantile(level)
     else:
-        fa, fb = first.P + first.N - 1.0, second.P + second.N - 1.0
+        (pa_, na_), (pb_, nb_) = kish_first or (1.0, 1.0), kish_second or (1.0, 1.0)
+        fa, fb = first.P * pa_ + first.N * na_ - 1.0, second.P * pb_ + second.N * nb_ - 1.0
         if va.exact and vb.exact:
             df = Estimate.point(_welch_df(va.value, vb.value, fa, fb))
         else:
@@ -351,7 +363,10 @@ def compare(first: Any, second: Any, metric: str = "roc_auc", *, level: float = 
     Returns
     -------
     Comparison
-        ``estimate`` is ``first - second``.
+        ``estimate`` is ``first - second``. Weighted sketches that kept their squared weights
+        (every one built by this version) are compared with Kish's effective sizes, as their own
+        ``ci()``: only the weights' ratios matter (``method`` then ends in ``", Kish n_eff"``);
+        other weights are read as frequency counts.
 
     Raises
     ------
@@ -368,8 +383,12 @@ def compare(first: Any, second: Any, metric: str = "roc_auc", *, level: float = 
         raise UsageError(
             f"cannot compare sketches whose positive classes differ ({first.pos_label!r} and {second.pos_label!r})"
         )
+    # Kish's effective sizes when the sketches kept the squared weights (as their own ci() uses):
+    # with frequency weights, weights scaled by 1000 made any difference significant, and
+    # weights normalized to sum to 1 made every comparison NaN.
+    kish_a, kish_b = _kish_of(first), _kish_of(second)
     if threshold is None:
-        return compare_auc(first.table(), second.table(), level)
+        return compare_auc(first.table(), second.table(), level, kish_first=kish_a, kish_second=kish_b)
     if first.grid != second.grid:
         raise IncompatibleGridError(
             f"cannot compare {metric} between sketches on {first.grid.describe()} and {second.grid.describe()}"
@@ -381,9 +400,25 @@ def compare(first: Any, second: Any, metric: str = "roc_auc", *, level: float = 
             f"threshold {threshold!r} cuts a bin in one of the sketches, so its counts are not exact; "
             "rebuild both on a grid with a cut there (--grid ...@THRESHOLD) to compare rates at it"
         )
-    x1, n1 = _RATE_COUNTS[name](ca)
-    x2, n2 = _RATE_COUNTS[name](cb)
-    return compare_proportions(x1, n1, x2, n2, level)
+    x1, n1 = _RATE_COUNTS[name](_effective(ca, kish_a))
+    x2, n2 = _RATE_COUNTS[name](_effective(cb, kish_b))
+    out = compare_proportions(x1, n1, x2, n2, level)
+    if kish_a is not None or kish_b is not None:
+        out = dataclasses.replace(out, method=out.method + ", Kish n_eff")
+    return out
+
+
+def _kish_of(sketch: Any) -> tuple[float, float] | None:
+    kish = getattr(sketch, "_kish", None)
+    return kish() if callable(kish) else None
+
+
+def _effective(c: Any, kish: tuple[float, float] | None) -> Any:
+    """Counts with each class's rows at their class's Kish factor (as :func:`rate_cis`)."""
+    if kish is None:
+        return c
+    kp, kn = kish
+    return types.SimpleNamespace(tp=c.tp * kp, fn=c.fn * kp, fp=c.fp * kn, tn=c.tn * kn)
 
 
 def relative_error_reduction(model: Any, baseline: Any, metric: str = "log_loss") -> Estimate:
