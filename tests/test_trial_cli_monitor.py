@@ -268,3 +268,19 @@ def test_periods_of_a_store_without_windows_are_refused(tmp_path):
         assert r.exit_code == 2 and "no time windows" in r.output, args
     ok = runner.invoke(app, ["monitor", "report", *store, "--window", "all", "-f", "json"])
     assert ok.exit_code == 0 and json.loads(ok.stdout)["rows"][0]["n_rows"] == 300
+
+
+def test_check_names_its_periods_in_the_store_zone_with_the_right_brackets(berlin_store):
+    """`monitor check --current 2d` on a Berlin store printed '[2026-03-30 22:00+00:00,
+    2026-04-01 22:00+00:00)': UTC instants, and a bracket that reads as 31 March and 1 April
+    when it selects the windows of 1 and 2 April (those starting after the first bound, up to
+    and including the second)."""
+    path, per_day = berlin_store
+    r = CliRunner().invoke(app, ["monitor", "check", "--store", str(path), "--reference", "2026-03-27:2026-03-30",
+                                 "--current", "2d", "-f", "json"])
+    assert r.exit_code == 0, r.output
+    doc = json.loads(r.stdout)
+    assert doc["provenance"]["current"] == "(2026-03-31 00:00+02:00, 2026-04-02 00:00+02:00]"
+    assert doc["provenance"]["reference"] == "[2026-03-27 00:00+01:00, 2026-03-30 00:00+02:00)"
+    assert doc["overall"]["n_current"] == per_day[per_day.index >= "2026-04-01"].sum()
+    assert doc["overall"]["n_reference"] == per_day[per_day.index < "2026-03-30"].sum()

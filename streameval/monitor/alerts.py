@@ -176,10 +176,14 @@ class AlertTable:
         return self.to_text()
 
 
-def _span(period: tuple[_dt.datetime, _dt.datetime]) -> str:
-    """``[start, end)`` to the minute (a duration's start is 1 microsecond past a window start)."""
-    a, b = (p.replace(microsecond=0) for p in period)
-    return f"[{a.isoformat(sep=' ', timespec='minutes')}, {b.isoformat(sep=' ', timespec='minutes')})"
+def _span(period: tuple[_dt.datetime, _dt.datetime], tz: str | None = None) -> str:
+    """The window starts a period selects, to the minute, in the store's zone: ``[start, end)``,
+    or ``(start, end]`` for a duration (whose bounds are 1 microsecond past window starts: the
+    windows after ``newest - duration`` up to ``newest``)."""
+    a, b = (p.astimezone(_zone(tz)) for p in period)
+    left, right = ("(", "]") if a.microsecond == 1 and b.microsecond == 1 else ("[", ")")
+    a, b = (p.replace(microsecond=0) for p in (a, b))
+    return f"{left}{a.isoformat(sep=' ', timespec='minutes')}, {b.isoformat(sep=' ', timespec='minutes')}{right}"
 
 
 def _f(x: Any, spec: str = ".4f") -> str:
@@ -302,6 +306,6 @@ def check(
     overall["psi"] = float(ss_cur.rollup([]).psi(ss_ref.rollup([]))[0]) if len(ss_cur) and len(ss_ref) else math.nan
     overall["p_adjusted"] = overall["p_value"]
     overall["alert"] = False
-    prov = {"store": store.path, "metric": metric, "by": keep, "reference": _span(ref), "current": _span(cur), "alpha": alpha, "min_effect": min_effect,
+    prov = {"store": store.path, "metric": metric, "by": keep, "reference": _span(ref, tz), "current": _span(cur, tz), "alpha": alpha, "min_effect": min_effect,
             "direction": direction, "correction": "Benjamini-Hochberg", "level": level}
     return AlertTable(rows, overall, prov, notes)
