@@ -366,3 +366,17 @@ def test_compare_is_scale_free_in_the_weights(metric):
     assert (got.ci_lower, got.ci_upper, got.p_value.value) == pytest.approx(
         (want.ci_lower, want.ci_upper, want.p_value.value), abs=1e-12)
 
+
+
+def test_sliced_average_precision_with_subnormal_weights_equals_scikit_learn():
+    # the per-slice path (metrics.segmented) scales each group like average_precision does
+    from sklearn.metrics import average_precision_score
+
+    y = np.array([0, 1, 0, 1, 0, 1, 1, 0] * 2)
+    s = np.r_[np.linspace(0.0, 1.0, 8), np.linspace(0.05, 0.95, 8)]
+    g = np.repeat(["a", "b"], 8)
+    df = pd.DataFrame({"p": s, "y": y, "w": np.full(16, 5e-324), "g": g})
+    table = streameval.evaluate(df, score="p", label="y", weight="w", by="g").to_pandas()
+    for key, part in df.groupby("g"):
+        got = table.loc[table["g"] == key, "average_precision"].item()
+        assert abs(got - average_precision_score(part["y"], part["p"])) < 1e-12, key

@@ -183,9 +183,14 @@ def segmented_average_precision(t: SegmentedTable) -> tuple[FloatArray, FloatArr
         0 for a group with negatives only and NaN for an empty one (scikit-learn's and
         ``average_precision``'s conventions, without the warning).
     """
-    p, n = t.pos, t.neg
-    tp0 = t.tp - t.pos
-    d0 = tp0 + (t.fp - t.neg)
+    # each group's weights scaled by a power of two to total about 1, as average_precision (exact:
+    # the same bits for ordinary weights; subnormal ones are lifted out of the range losing digits)
+    total = t.P + t.N
+    e_group = np.where(np.isfinite(total), -np.frexp(total)[1], 0)
+    e = np.repeat(e_group, np.diff(t.starts))
+    p, n = np.ldexp(t.pos, e), np.ldexp(t.neg, e)
+    tp0 = np.ldexp(t.tp - t.pos, e)
+    d0 = tp0 + np.ldexp(t.fp - t.neg, e)
     neg_none = (n == 0) | (t.pos_min > t.neg_max)
     neg_all = (n > 0) & (t.pos_max <= t.neg_min)
     extra_lo = np.where(neg_none, 0.0, n)
@@ -194,8 +199,8 @@ def segmented_average_precision(t: SegmentedTable) -> tuple[FloatArray, FloatArr
     upper = _group(tp0, d0, p, extra_hi)
     lower = np.where(tied, _group(tp0, d0, p, extra_lo), _integral(tp0, d0, p, extra_lo))
     with np.errstate(invalid="ignore", divide="ignore"):
-        lo = t._sum(np.where(p > 0, lower, 0.0)) / t.P
-        hi = t._sum(upper) / t.P
+        lo = t._sum(np.where(p > 0, lower, 0.0)) / np.ldexp(t.P, e_group)
+        hi = t._sum(upper) / np.ldexp(t.P, e_group)
     value, lo, hi = _from_bounds(np.maximum(0.0, np.minimum(lo, 1.0)), np.maximum(0.0, np.minimum(hi, 1.0)))
     none = t.P <= 0
     empty = none & (t.N <= 0)
