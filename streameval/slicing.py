@@ -114,6 +114,8 @@ def sketch_slices(
             batch = chunk.batch
             names_in = batch.schema.names
             keys = [batch.column(a) for a in _key_aliases(by)]
+            if rows == 0:
+                _check_key_types(keys, by, chunk.origin)
             if isinstance(windows, UsageError):  # raised in chunk order, after the earlier chunks' errors
                 raise windows
             if windows is not None:
@@ -158,6 +160,19 @@ def _with_windows(chunks: Iterable[Any], win: Window | None, tz: str | None,
             except UsageError as exc:
                 windows = UsageError(f"{chunk.origin}: {exc}")
         yield chunk, windows
+
+
+def _check_key_types(keys: Sequence[Any], by: Sequence[str], origin: str) -> None:
+    """Refuse slice columns of nested types (lists, structs, maps): a slice is one value per row."""
+    import pyarrow as pa
+
+    for col, name in zip(keys, by, strict=True):
+        t = col.type.value_type if pa.types.is_dictionary(col.type) else col.type
+        if pa.types.is_nested(t):
+            raise InputTypeError(
+                f"{origin}: slice column {name!r} has type {t}; a slice is one value per row (a string, "
+                "number, boolean, date or time): slice by an element or an SQL expression of it instead"
+            )
 
 
 def _release_read_buffers() -> None:

@@ -284,3 +284,12 @@ def test_check_names_its_periods_in_the_store_zone_with_the_right_brackets(berli
     assert doc["provenance"]["reference"] == "[2026-03-27 00:00+01:00, 2026-03-30 00:00+02:00)"
     assert doc["overall"]["n_current"] == per_day[per_day.index >= "2026-04-01"].sum()
     assert doc["overall"]["n_reference"] == per_day[per_day.index < "2026-03-30"].sum()
+
+
+def test_a_list_slice_column_is_a_clear_error(tmp_path):
+    """`--by` a list column ended in a traceback from Arrow's dictionary_encode (exit 1 with no
+    `error:` line); now a one-line error naming the file, the column and its type."""
+    pd.DataFrame({"score": [0.1, 0.8, 0.4], "label": [0, 1, 1], "tags": [[1, 2], [3], []]}).to_parquet(tmp_path / "l.parquet")
+    r = CliRunner().invoke(app, ["eval", str(tmp_path / "l.parquet"), "-s", "score", "-l", "label", "--by", "tags", "-q"])
+    assert r.exit_code == 1 and "l.parquet: slice column 'tags' has type list" in r.output
+    assert r.exception is None or isinstance(r.exception, SystemExit)
