@@ -7,8 +7,11 @@ the source, the loop and the report.
 from __future__ import annotations
 
 import datetime as _dt
+import numbers
 import time as _time
 from typing import Any, Callable, Sequence
+
+import numpy as np
 
 from .consume import ROW_ID, _consume, _consume_parts
 from .errors import InputError, UsageError
@@ -29,9 +32,9 @@ class EmptyInputError(InputError):
 def _n_threads(threads: int | None) -> int:
     if threads is None:
         return cpu_count()
-    if isinstance(threads, bool) or not isinstance(threads, int) or threads < 1:
+    if isinstance(threads, (bool, np.bool_)) or not isinstance(threads, numbers.Integral) or threads < 1:
         raise UsageError(f"threads must be a positive integer, got {threads!r}")
-    return threads
+    return int(threads)  # NumPy integers too (np.int64(2) was refused as "not a positive integer")
 
 
 def _grid(grid: Grid | str | None) -> Grid | None:

@@ -231,14 +231,11 @@ def sketch_multiclass(
         As :func:`streameval.evaluate`; errors name the file.
     """
     from .consume import _read_ahead
-    from .evaluate import EmptyInputError
+    from .evaluate import EmptyInputError, _n_threads
     from .grid import parse_grid
-    from .sketch.binary import cpu_count
     from .sketch.multiclass import MulticlassSketch
 
-    if threads is not None and (isinstance(threads, bool) or not isinstance(threads, int) or threads < 1):
-        raise UsageError(f"threads must be a positive integer, got {threads!r}")
-    n_threads = threads if threads is not None else cpu_count()
+    n_threads = _n_threads(threads)
     cols = expand_score_columns(score, source)
     extra = {f"score_{i}": c for i, c in enumerate(cols[1:], start=1)}
     rows_per_batch = max(1, min(batch_rows, MATRIX_CELLS // len(cols)))

@@ -380,3 +380,13 @@ def test_sliced_average_precision_with_subnormal_weights_equals_scikit_learn():
     for key, part in df.groupby("g"):
         got = table.loc[table["g"] == key, "average_precision"].item()
         assert abs(got - average_precision_score(part["y"], part["p"])) < 1e-12, key
+
+
+def test_numpy_integer_threads_are_accepted():
+    # Before: "threads must be a positive integer, got np.int64(2)"
+    want = streameval.evaluate(DF, score="p", label="y", threads=2).metrics
+    assert streameval.evaluate(DF, score="p", label="y", threads=np.int64(2)).metrics == want
+    assert streameval.evaluate(MC, score="a,b,c", label="y", threads=np.int32(1)).metrics["accuracy"] == 0.75
+    for bad in (0, 2.0, True, np.int64(-1)):
+        with pytest.raises(UsageError, match="threads must be a positive integer"):
+            streameval.evaluate(DF, score="p", label="y", threads=bad)
