@@ -42,10 +42,31 @@ def test_predict_proba_columns_string_labels_and_estimates():
     rng = np.random.default_rng(9)
     y = np.where(rng.random(500) < 0.3, "fraud", "ok")
     p = np.round(rng.random(500), 2)
-    proba = np.c_[1 - p, p]
+    proba = np.c_[p, 1 - p]  # predict_proba's columns follow the sorted labels: "fraud", then "ok"
     assert sem.roc_auc_score(y, proba, pos_label="fraud") == pytest.approx(
         skm.roc_auc_score(y == "fraud", p), abs=1e-12)
+    assert sem.roc_auc_score(y, proba, pos_label="ok") == pytest.approx(
+        skm.roc_auc_score(y == "ok", 1 - p), abs=1e-12)
     e = sem.roc_auc_score(y == "fraud", rng.random(500), return_estimate=True)
     assert e.lower <= e.value <= e.upper
     with pytest.raises(ValueError):
         sem.log_loss([0, 1], [0.5, 1.5])
+
+
+@pytest.mark.parametrize("pos_label", ["a", "b"])
+def test_two_column_probabilities_take_the_positive_class_column_as_scikit_learn(pos_label):
+    # (n, 2) probabilities are predict_proba's: column j is the j-th sorted label, whichever is positive
+    rng = np.random.default_rng(4)
+    y = np.where(rng.random(400) < 0.4, "a", "b")
+    p_a = np.round(np.clip(np.where(y == "a", 0.7, 0.3) + rng.normal(0, 0.2, 400), 0.01, 0.99), 2)
+    proba = np.c_[p_a, 1 - p_a]
+    col = 0 if pos_label == "a" else 1
+    assert sem.log_loss(y, proba, pos_label=pos_label) == pytest.approx(skm.log_loss(y, proba), abs=1e-12)
+    assert sem.brier_score_loss(y, proba, pos_label=pos_label) == pytest.approx(
+        skm.brier_score_loss(y, proba[:, col], pos_label=pos_label), abs=1e-12)
+    assert sem.roc_auc_score(y, proba, pos_label=pos_label) == pytest.approx(
+        skm.roc_auc_score(y == pos_label, proba[:, col]), abs=1e-12)
+    only = np.full(50, "b" if pos_label == "a" else "a")  # negatives only: pos_label's place decides
+    q = proba[:50]
+    assert sem.log_loss(only, q, pos_label=pos_label) == pytest.approx(
+        skm.log_loss(only, q, labels=["a", "b"]), abs=1e-12)

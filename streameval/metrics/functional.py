@@ -46,17 +46,43 @@ def _sketch(y_true: Any, y_score: Any, sample_weight: Any, grid: Any, pos_label:
     if isinstance(score, (list, tuple)) or getattr(score, "ndim", 1) == 2:
         score = np.asarray(score)
         if score.ndim == 2 and score.shape[1] == 2:  # predict_proba output: the positive class's column
+            column = _positive_column(y_true, pos_label)
             sums = score.sum(axis=1, dtype=np.float64)
             if not np.allclose(sums, 1.0, rtol=0.0, atol=np.sqrt(np.finfo(score.dtype).eps if score.dtype.kind == "f" else 1e-8)):
                 warnings.warn(
                     "The y_prob values do not sum to one (rows of a y_score of shape (n, 2)); only the "
-                    "second column, the positive class's probability, is used. Pass probabilities, or "
-                    "the positive column alone.",
+                    f"positive class's column (column {column}: columns follow the sorted labels, as "
+                    "predict_proba's) is used. Pass probabilities, or the positive column alone.",
                     UserWarning,
                     stacklevel=3,
                 )
-            score = score[:, 1]
+            score = score[:, column]
     return BinarySketch(grid, pos_label=pos_label, threads=1).update(y_true, score, sample_weight)
+
+
+def _positive_column(y_true: Any, pos_label: Any) -> int:
+    """The column of the positive class in ``(n, 2)`` probabilities: ``predict_proba`` orders its
+    columns by sorted label (``classes_``), so ``pos_label`` naming the smaller label is column 0."""
+    if pos_label is None:
+        return 1  # default coding: the positive class is 1 / True, the larger label
+    from ..errors import InputError
+    from ..inputs import as_1d_array
+
+    try:
+        labels = np.unique(as_1d_array(y_true, "y_true"))
+    except TypeError:  # mixed or null labels: BinarySketch.update names the problem
+        return 1
+    if labels.shape[0] == 1 and labels[0] != pos_label:  # only negatives: pos_label's place among the two
+        try:
+            return 0 if pos_label < labels[0] else 1
+        except TypeError:
+            return 1
+    if labels.shape[0] == 1:
+        raise InputError(
+            f"y_true holds one label value, {pos_label!r}, so which column of y_score (n, 2) is its probability "
+            "is unknown; pass the positive class's column alone (1-D)"
+        )
+    return 0 if labels.shape[0] == 2 and labels[0] == pos_label else 1
 
 
 def _out(e: Estimate, return_estimate: bool) -> Any:
