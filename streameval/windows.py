@@ -4,15 +4,17 @@ A window is named by its start. Windows are tumbling and aligned to the calendar
 time zone (UTC by default): days start at midnight, weeks on Monday, months on the 1st. A row
 whose time is null falls in a null window, which is kept as a group of its own, never dropped.
 In a time zone, a time is floored on the local clock (Arrow's ``floor_temporal`` of the local
-wall-clock time) and the floored clock reading is turned back into an instant: when it does not
-occur (clocks going forward) the window starts when the clock jumps; when it occurs twice
-(clocks going back) and a time falls after the second occurrence, windows shorter than the
-repeated span cannot be keyed apart, and that is an error (before the change, at its first
-occurrence, is fine). In UTC, windows are floored with integer arithmetic instead
-(Arrow's zone-aware flooring costs ~0.2-0.3 s per million rows, the arithmetic ~5-20 ms), which
-a test keeps equal to Arrow's. Naive timestamps (and dates) given with a time zone are local
-clock readings: one that occurs twice is read as its earlier occurrence, one that does not occur
-(skipped when clocks go forward) as the moment the clock jumps. Nanosecond timestamps are floored to the microsecond first.
+wall-clock time) and the floored clock reading is turned back into an instant: windows are spans
+of the local clock. When the reading does not occur (clocks going forward) the window starts
+when the clock jumps; when it occurs twice (clocks going back) the window starts at its first
+occurrence, so the repeated span belongs to one window (on that night the hourly window of the
+repeated hour holds two hours of rows; a day whose midnight repeats starts at the first one).
+In UTC, windows are floored with integer arithmetic instead (Arrow's zone-aware flooring costs
+~0.2-0.3 s per million rows, the arithmetic ~5-20 ms), which a test keeps equal to Arrow's.
+Naive timestamps (and dates) given with a time zone are local clock readings: one that occurs
+twice is read as its earlier occurrence, one that does not occur (skipped when clocks go
+forward) as the moment the clock jumps. Nanosecond timestamps are floored to the microsecond
+first.
 """
 
 from __future__ import annotations
@@ -140,21 +142,11 @@ def window_starts(times: Any, window: Window, tz: str | None = None, *, column: 
     try:
         local = pc.floor_temporal(pc.local_timestamp(arr), multiple=window.multiple, unit=window.unit,
                                   week_starts_monday=True)
-        early, late = (pc.assume_timezone(local, timezone=zone, ambiguous=which, nonexistent="latest")
-                       for which in ("earliest", "latest"))
+        early = pc.assume_timezone(local, timezone=zone, ambiguous="earliest", nonexistent="latest")
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as exc:
         raise UsageError(f"cannot align time column {column!r} to {window} windows in {zone}: {exc}") from None
-    # a floored clock reading that occurs twice: the later occurrence unless it is after the time
-    second = pc.and_(pc.less_equal(late, arr), pc.not_equal(late, early))
-    if pc.any(second).as_py():
-        # keys are compared as local clock readings downstream, so the two windows would merge
-        i = pc.index(second, True).as_py()
-        raise UsageError(
-            f"cannot align time column {column!r} to {window} windows in {zone}: {arr[i]} falls in the second "
-            f"window starting at local time {local[i]} (the clock goes back and reads it twice), which "
-            "would merge with the first; align these windows in UTC (--tz UTC) or use windows of a day or longer"
-        )
-    return pc.if_else(pc.less_equal(late, arr), late, early).cast(pa.timestamp("us", tz=zone))
+    # a floored clock reading that occurs twice starts its window at its first occurrence
+    return early.cast(pa.timestamp("us", tz=zone))
 
 
 def _assume(arr: Any, zone: str, column: str) -> Any:

@@ -67,19 +67,25 @@ def test_daily_windows_where_midnight_is_skipped():
     assert got.nunique() == 3
 
 
-def test_hourly_windows_at_clocks_going_back():
-    """Zoned times in the first occurrence of a repeated hour were refused ('ambiguous'); they are
-    windowed now. Times in the second occurrence would merge with the first (group keys compare
-    local clock readings), so that stays an error, now naming the time and what to do."""
-    first = pd.Series(pd.to_datetime(["2026-10-25 00:10", "2026-10-25 00:50"], utc=True))  # 01:10, 01:50 BST
-    got = _as_pandas(window_starts(pa.array(first.dt.as_unit("us")), parse_window("1h"), "Europe/London"))
-    assert (got.dt.tz_convert("UTC") == first.dt.floor("h")).all()
-    second = pd.Series(pd.to_datetime(["2026-10-25 00:10", "2026-10-25 01:10"], utc=True))  # 01:10 BST, 01:10 GMT
-    with pytest.raises(UsageError, match="reads it twice.*--tz UTC"):
-        window_starts(pa.array(second.dt.as_unit("us")), parse_window("1h"), "Europe/London")
-    # a day's window is one window whichever occurrence
-    days = _as_pandas(window_starts(pa.array(second.dt.as_unit("us")), parse_window("1d"), "Europe/London"))
+def test_windows_at_clocks_going_back():
+    """Zoned times whose floored local reading occurs twice were refused ('ambiguous'): hourly
+    windows on the night clocks go back, and daily windows where midnight repeats (Havana,
+    2026-11-01: 01:00 back to 00:00). A window is a span of the local clock: it starts at the
+    reading's first occurrence, so the repeated hour is one hourly window."""
+    times = pd.Series(pd.to_datetime(["2026-10-25 00:10", "2026-10-25 00:50", "2026-10-25 01:10",
+                                      "2026-10-25 02:10"], utc=True))  # 01:10, 01:50 BST; 01:10, 02:10 GMT
+    got = _as_pandas(window_starts(pa.array(times.dt.as_unit("us")), parse_window("1h"), "Europe/London"))
+    assert got.dt.tz_convert("UTC").tolist() == [pd.Timestamp(x, tz="UTC") for x in (
+        "2026-10-25 00:00", "2026-10-25 00:00", "2026-10-25 00:00", "2026-10-25 02:00")]
+    days = _as_pandas(window_starts(pa.array(times.dt.as_unit("us")), parse_window("1d"), "Europe/London"))
     assert days.nunique() == 1
+    havana = pd.Series(pd.date_range("2026-10-31 12:00", "2026-11-02 12:00", freq="17min", tz="America/Havana"))
+    got = _as_pandas(window_starts(pa.array(havana.dt.tz_convert("UTC").dt.as_unit("us")), parse_window("1d"),
+                                   "America/Havana"))
+    first_midnight = havana.dt.tz_localize(None).dt.normalize().dt.tz_localize(
+        "America/Havana", ambiguous=np.ones(len(havana), bool))
+    assert (got.dt.tz_convert("UTC") == first_midnight.dt.tz_convert("UTC")).all()
+    assert got.nunique() == 3
 
 
 def test_nan_epoch_seconds_are_null_times():
