@@ -59,43 +59,6 @@ def _is_path(x: Any) -> bool:
     return isinstance(x, (str, os.PathLike))
 
 
-def _class_named(column: str, names: list[str]) -> int | None:
-    """The one class whose name ends ``column`` after a separator (``p_cat`` -> ``cat``), or None."""
-    found = [j for j, c in enumerate(names)
-             if column == c or (column.endswith(c) and not column[-len(c) - 1].isalnum())]
-    return found[0] if len(found) == 1 else None
-
-
-def check_column_order(columns: Sequence[str], classes: Sequence[Any]) -> None:
-    """Refuse score columns named after the classes but listed in another order than the classes'.
-
-    The columns are matched to the classes by position (the classes being the sorted labels), so
-    ``p_fox,p_cat`` would score class "cat" with ``p_fox``: a silent wrong answer for every
-    metric. Names are compared after removing the columns' common suffix (``p_cat_prob``).
-
-    Raises
-    ------
-    UsageError
-        Each column names a different class and they are not in class order; the message gives
-        the order to use.
-    """
-    names = [str(c.item() if isinstance(c, np.generic) else c) for c in classes]
-    if len(columns) != len(names):
-        return
-    suffix = os.path.commonprefix([c[::-1] for c in columns])[::-1]
-    stems = [c[: len(c) - len(suffix)] if suffix and len(c) > len(suffix) else c for c in columns]
-    owners = [_class_named(s, names) for s in stems]
-    if None in owners or sorted(owners) != list(range(len(names))):  # type: ignore[type-var]
-        return
-    if owners != list(range(len(names))):
-        wanted = [columns[owners.index(j)] for j in range(len(names))]
-        raise UsageError(
-            f"the score columns {', '.join(columns)} are named after the classes but are not in class order "
-            f"({', '.join(names)}: the sorted labels), so {columns[0]!r} would score class {names[0]!r}; list "
-            f"them in class order: {','.join(wanted)}"
-        )
-
-
 def _columns_of(source: Any) -> list[str]:
     if isinstance(source, (list, tuple)) and source and not all(_is_path(s) for s in source):
         # a list of Arrow record batches (or tables): the first one's schema
@@ -257,6 +220,8 @@ def sketch_multiclass(
             except (InputError, InputTypeError, ValueError) as exc:
                 raise type(exc)(f"{chunk.origin}: {exc}") from None
             if rows == 0 and sketch.classes is not None:
+                from .sketch.multiclass_inputs import check_column_order
+
                 check_column_order(cols, list(sketch.classes))
             rows += b.num_rows
             if on_rows is not None:

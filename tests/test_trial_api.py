@@ -320,7 +320,7 @@ def test_score_columns_not_named_after_classes_keep_their_order():
     df = pd.DataFrame({"a": [0.8, 0.2, 0.1], "b": [0.1, 0.7, 0.2], "c": [0.1, 0.1, 0.7], "y": ["cat", "dog", "fox"]})
     assert streameval.evaluate(df, score="a,b,c", label="y").metrics["accuracy"] == 1.0
     # names that match no class, or two classes, are not judged
-    from streameval.multiclass_eval import check_column_order
+    from streameval.sketch.multiclass_inputs import check_column_order
 
     check_column_order(["x_b", "x_a"], ["a", "b_a"])  # "x_a" ends with "a" only; "x_b" with no class
     check_column_order(["p_2", "p_1"], [1, 2, 3])  # another number of columns
@@ -390,3 +390,41 @@ def test_numpy_integer_threads_are_accepted():
     for bad in (0, 2.0, True, np.int64(-1)):
         with pytest.raises(UsageError, match="threads must be a positive integer"):
             streameval.evaluate(DF, score="p", label="y", threads=bad)
+
+
+def test_sketch_update_refuses_a_frame_of_class_columns_in_another_order():
+    # MulticlassSketch.update matches y_score's columns to the sorted classes by position: a
+    # DataFrame whose columns name the classes in another order was scored against the wrong class
+    import polars as pl
+    import pyarrow as pa
+
+    y = ["cat", "dog", "fox"]
+    cols = {"fox": [0.1, 0.1, 0.7], "cat": [0.8, 0.2, 0.1], "dog": [0.1, 0.7, 0.2]}
+    for frame in (pd.DataFrame(cols), pl.DataFrame(cols), pa.table(cols)):
+        with pytest.raises(UsageError, match="cat,dog,fox"):
+            streameval.MulticlassSketch().update(y, frame)
+    ordered = pd.DataFrame({k: cols[k] for k in ("cat", "dog", "fox")})
+    s = streameval.MulticlassSketch().update(y, ordered)
+    from sklearn.metrics import accuracy_score
+
+    assert s.accuracy() == pytest.approx(accuracy_score(y, np.array(y)[ordered.to_numpy().argmax(1)]))
+    assert s.accuracy() == 1.0
+
+
+def test_sketch_update_takes_tables_of_class_columns_as_scikit_learn_takes_the_matrix():
+    # pandas, Polars and Arrow tables with one column per class (in class order) are y_score matrices
+    import polars as pl
+    import pyarrow as pa
+    from sklearn.metrics import log_loss
+
+    rng = np.random.default_rng(3)
+    y = rng.choice(["cat", "dog", "fox"], 300)
+    p = rng.dirichlet(np.ones(3), 300).round(2)
+    p[:, 2] = 1 - p[:, 0] - p[:, 1]
+    cols = {"p_cat": p[:, 0], "p_dog": p[:, 1], "p_fox": p[:, 2]}
+    want = log_loss(y, p, labels=["cat", "dog", "fox"])
+    for frame in (pd.DataFrame(cols), pl.DataFrame(cols), pa.table(cols), pa.RecordBatch.from_pydict(cols)):
+        s = streameval.MulticlassSketch().update(y, frame)
+        assert float(s.log_loss()) == pytest.approx(want, abs=1e-12)
+    with pytest.raises(InputError, match="NaN, null or infinite"):
+        streameval.MulticlassSketch().update(y[:2], pa.table({"a": [0.5, None], "b": [0.5, 0.5], "c": [0.0, 0.5]}))

@@ -397,16 +397,16 @@ def merge_files(paths: Sequence[str | os.PathLike[str]], *, strict: bool = False
         first_bad, exc = min(failures, key=lambda f: f[0])
         replay(first_bad + 1)  # every file before it loaded: an error the sequential merge meets first
         raise exc
-    head, rest = partials[0], partials[1:]
+    head, others = partials[0], partials[1:]
     try:
-        if head.replicates is None and all(p.replicates is None for p in rest):
+        if head.replicates is None and all(p.replicates is None for p in others):
             # the others' bins folded into thread 0's dense state, then one compaction: what
             # merge(partials) gives bit for bit, without a fresh state and thread 0's compaction
-            for p in rest:
+            for p in others:
                 head.add(p, strict)
             out = head.result()
         else:
-            out = merge([head.result(), *rest], strict=strict)
+            out = merge([head.result(), *others], strict=strict)
     except BaseException:
         replay(len(files))  # grids or labels of two threads' files clash: the sequential error
         raise

@@ -221,7 +221,10 @@ class MulticlassSketch(MulticlassMetrics):
         y_score : array-like of shape (n, K), optional
             Scores per class in ``classes`` order (probabilities for log loss and Brier score; any
             real values for the ranking metrics): a 2-D NumPy array, a sequence of rows, an Arrow
-            fixed-size-list or list array, a Polars Array or List series, a pandas DataFrame.
+            fixed-size-list or list array, a Polars Array or List series, or a table with one
+            column per class (pandas or Polars DataFrame, Arrow table or record batch). A table
+            whose column names end with the class names (``p_cat``) must list them in class
+            order, or ``UsageError`` says which order to use.
         y_pred : array-like of shape (n,), optional
             Hard predictions. Without ``y_score`` only the label metrics are available; with it,
             they replace the argmax for the label metrics.

@@ -9,15 +9,17 @@ Every rejection is an :class:`~streameval.errors.InputError` naming the argument
 
 from __future__ import annotations
 
-from typing import Any
+import os
+from typing import Any, Sequence
 
 import numpy as np
 import numpy.typing as npt
 
-from ..errors import InputError, InputTypeError
+from ..errors import InputError, InputTypeError, UsageError
 from ..inputs import as_1d_array, clean_weights
 
-__all__ = ["ScoreColumns", "as_matrix", "as_scores", "encode_labels", "learn_classes", "plain", "score_columns", "validate_chunk"]
+__all__ = ["ScoreColumns", "as_matrix", "as_scores", "check_column_order", "encode_labels", "learn_classes", "plain", "score_columns",
+           "validate_chunk"]
 
 
 def plain(values: Any) -> list[Any]:
@@ -134,7 +136,8 @@ def _check_finite_columns(cols: list[np.ndarray], offset: int) -> None:
 
 def as_scores(y_score: Any, n: int, offset: int) -> np.ndarray | ScoreColumns:
     """The score matrix as a contiguous (C or Fortran order) float32/float64 ``(n, K)`` array,
-    checked for NaN; a :class:`ScoreColumns` is checked and returned as it is.
+    checked for NaN; a :class:`ScoreColumns` is checked and returned as it is. A table (pandas or
+    Polars DataFrame, Arrow table or record batch) gives one column per class.
 
     Raises
     ------
@@ -152,8 +155,13 @@ def as_scores(y_score: Any, n: int, offset: int) -> np.ndarray | ScoreColumns:
     mod = _module(y_score)
     if isinstance(y_score, np.ndarray):
         arr = y_score
+    elif mod == "pyarrow" and hasattr(y_score, "column_names"):  # a table or batch: a column per class
+        arr = np.column_stack([np.asarray(c.to_numpy(zero_copy_only=False)) for c in y_score.columns]) \
+            if y_score.num_columns else np.empty((y_score.num_rows, 0))
     elif mod == "pyarrow":
         arr = _from_arrow(y_score, n, offset)
+    elif mod == "polars" and not hasattr(y_score, "dtype"):  # a DataFrame: a column per class
+        arr = y_score.to_numpy()
     elif mod == "polars" and hasattr(y_score, "to_arrow"):
         dtype = str(getattr(y_score, "dtype", ""))
         arr = y_score.to_numpy() if dtype.startswith("Array") else _from_arrow(y_score.to_arrow(), n, offset)
@@ -191,6 +199,55 @@ def as_scores(y_score: Any, n: int, offset: int) -> np.ndarray | ScoreColumns:
             f"row {offset + int(r)}, column {int(c)}; scores must be finite numbers: fix or drop those rows"
         )
     return arr
+
+
+def _class_named(column: str, names: list[str]) -> int | None:
+    """The one class whose name ends ``column`` after a separator (``p_cat`` -> ``cat``), or None."""
+    found = [j for j, c in enumerate(names)
+             if column == c or (column.endswith(c) and not column[-len(c) - 1].isalnum())]
+    return found[0] if len(found) == 1 else None
+
+
+def check_column_order(columns: Sequence[str], classes: Sequence[Any]) -> None:
+    """Refuse score columns named after the classes but listed in another order than the classes'.
+
+    The columns are matched to the classes by position (the classes being the sorted labels), so
+    ``p_fox,p_cat`` would score class "cat" with ``p_fox``: a silent wrong answer for every
+    metric. Names are compared after removing the columns' common suffix (``p_cat_prob``).
+
+    Raises
+    ------
+    UsageError
+        Each column names a different class and they are not in class order; the message gives
+        the order to use.
+    """
+    names = [str(c.item() if isinstance(c, np.generic) else c) for c in classes]
+    if len(columns) != len(names):
+        return
+    suffix = os.path.commonprefix([c[::-1] for c in columns])[::-1]
+    stems = [c[: len(c) - len(suffix)] if suffix and len(c) > len(suffix) else c for c in columns]
+    owners = [_class_named(s, names) for s in stems]
+    if None in owners or sorted(owners) != list(range(len(names))):  # type: ignore[type-var]
+        return
+    if owners != list(range(len(names))):
+        wanted = [columns[owners.index(j)] for j in range(len(names))]
+        raise UsageError(
+            f"the score columns {', '.join(columns)} are named after the classes but are not in class order "
+            f"({', '.join(names)}: the sorted labels), so {columns[0]!r} would score class {names[0]!r}; list "
+            f"them in class order: {','.join(wanted)}"
+        )
+
+
+def _score_names(y_score: Any) -> list[str] | None:
+    """The column names of a pandas, Polars or Arrow table of scores (None for arrays and series)."""
+    mod = _module(y_score)
+    if mod == "pyarrow":
+        names = getattr(y_score, "column_names", None)
+    elif mod in ("pandas", "polars") and not hasattr(y_score, "dtype"):  # a DataFrame, not a Series
+        names = getattr(y_score, "columns", None)
+    else:
+        names = None
+    return None if names is None else [str(c) for c in names]
 
 
 def _nulls(y: np.ndarray) -> npt.NDArray[np.bool_]:
@@ -360,6 +417,9 @@ def validate_chunk(
             f"({', '.join(map(repr, plain(classes[:10])))}{'...' if classes.shape[0] > 10 else ''}); "
             "each row needs one score per class, in the order of `classes`"
         )
+    names = None if y_score is None else _score_names(y_score)
+    if names is not None:  # columns named after the classes must be in the classes' order
+        check_column_order(names, plain(classes))
     labels = encode_labels(y, classes, "y_true", offset)
     preds = None if pred is None else encode_labels(pred, classes, "y_pred", offset)
     return scores, labels, preds, weights, classes
