@@ -299,3 +299,13 @@ def test_a_list_slice_column_is_a_clear_error(tmp_path):
     r = CliRunner().invoke(app, ["eval", str(tmp_path / "l.parquet"), "-s", "score", "-l", "label", "--by", "tags", "-q"])
     assert r.exit_code == 1 and "l.parquet: slice column 'tags' has type list" in r.output
     assert r.exception is None or isinstance(r.exception, SystemExit)
+
+
+def test_a_period_that_ends_before_it_starts_is_refused(berlin_store):
+    """`--reference 2026-03-30:2026-03-27` selected nothing and `monitor check` passed (exit 0)."""
+    path, _ = berlin_store
+    r = CliRunner().invoke(app, ["monitor", "check", "--store", str(path), "--reference", "2026-03-30:2026-03-27"])
+    assert r.exit_code == 2 and "ends before it starts" in r.output
+    with pytest.raises(UsageError, match="ends before it starts"):
+        parse_period("2026-03-27:2026-03-27", None)
+    assert parse_period("2026-03-27:2026-03-28", None)[1] == _dt.datetime(2026, 3, 28, tzinfo=_dt.timezone.utc)

@@ -68,7 +68,8 @@ def parse_period(text: str, newest: _dt.datetime | None,
     Raises
     ------
     UsageError
-        If the text is neither form, or a duration is asked of a store with no windows.
+        If the text is neither form, a period that ends before it starts, or a duration asked of
+        a store with no windows.
     """
     m = _DURATION.match(text)
     if m:
@@ -81,11 +82,17 @@ def parse_period(text: str, newest: _dt.datetime | None,
         last = newest.astimezone(_dt.timezone.utc)
         return first + _dt.timedelta(microseconds=1), last + _dt.timedelta(microseconds=1)
     start, sep, end = text.partition(":")
+    first: _dt.datetime | None = None
+    last: _dt.datetime | None = None
     try:
         if sep and len(start) >= 8:
-            return _when(start, tz), _when(end, tz)
+            first, last = _when(start, tz), _when(end, tz)
     except ValueError:
         pass
+    if first is not None and last is not None:
+        if last <= first:
+            raise UsageError(f"bad period {text!r}: it ends before it starts (START:END, the end excluded)")
+        return first, last
     raise UsageError(f"bad period {text!r}: expected START:END dates (2026-10-01:2026-11-01) or a length such as 7d")
 
 
