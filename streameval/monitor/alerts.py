@@ -82,17 +82,17 @@ def parse_period(text: str, newest: _dt.datetime | None,
         last = newest.astimezone(_dt.timezone.utc)
         return first + _dt.timedelta(microseconds=1), last + _dt.timedelta(microseconds=1)
     start, sep, end = text.partition(":")
-    first: _dt.datetime | None = None
-    last: _dt.datetime | None = None
+    begin: _dt.datetime | None = None
+    finish: _dt.datetime | None = None
     try:
         if sep and len(start) >= 8:
-            first, last = _when(start, tz), _when(end, tz)
+            begin, finish = _when(start, tz), _when(end, tz)
     except ValueError:
         pass
-    if first is not None and last is not None:
-        if last <= first:
+    if begin is not None and finish is not None:
+        if finish <= begin:
             raise UsageError(f"bad period {text!r}: it ends before it starts (START:END, the end excluded)")
-        return first, last
+        return begin, finish
     raise UsageError(f"bad period {text!r}: expected START:END dates (2026-10-01:2026-11-01) or a length such as 7d")
 
 
