@@ -428,3 +428,23 @@ def test_sketch_update_takes_tables_of_class_columns_as_scikit_learn_takes_the_m
         assert float(s.log_loss()) == pytest.approx(want, abs=1e-12)
     with pytest.raises(InputError, match="NaN, null or infinite"):
         streameval.MulticlassSketch().update(y[:2], pa.table({"a": [0.5, None], "b": [0.5, 0.5], "c": [0.0, 0.5]}))
+
+
+def test_multiclass_chunks_of_zero_weights_or_no_rows_add_nothing():
+    # a small chunk whose weights are all 0 (or no rows at all) raised IndexError in the sort binning
+    from sklearn.metrics import accuracy_score, log_loss
+
+    rng = np.random.default_rng(5)
+    y = rng.integers(0, 3, 200)
+    p = rng.dirichlet(np.ones(3), 200).round(2)
+    p[:, 2] = 1 - p[:, 0] - p[:, 1]
+    w = np.r_[rng.random(150) + 0.5, np.zeros(50)]
+    s = streameval.MulticlassSketch(classes=[0, 1, 2])
+    s.update(y[:150], p[:150], sample_weight=w[:150])
+    s.update(y[150:], p[150:], sample_weight=w[150:])  # every weight 0
+    s.update(y[:0], p[:0])  # no rows
+    assert float(s.log_loss()) == pytest.approx(log_loss(y, p, sample_weight=w, labels=[0, 1, 2]), abs=1e-12)
+    assert s.accuracy() == pytest.approx(accuracy_score(y, p.argmax(1), sample_weight=w), abs=1e-12)
+    empty = streameval.MulticlassSketch()
+    empty.update(np.array([], dtype=int), np.empty((0, 3)))
+    assert empty.n_rows == 0

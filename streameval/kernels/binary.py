@@ -396,6 +396,8 @@ def bin_compact(
     pre-filtered: no NaN score, no zero weight. Same cells as :func:`update_state`; the float
     sums may differ in the last bits (summation order).
     """
+    if keys.shape[0] == 0:  # (np.r_[True, ...] below would mark a start in no rows)
+        return np.empty(0, dtype=np.int64), empty_values(0)
     code = keys.astype(np.int64) * 2 + labels
     order = np.argsort(code, kind="stable")
     code = code[order]
