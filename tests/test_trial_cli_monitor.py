@@ -309,3 +309,19 @@ def test_a_period_that_ends_before_it_starts_is_refused(berlin_store):
     with pytest.raises(UsageError, match="ends before it starts"):
         parse_period("2026-03-27:2026-03-27", None)
     assert parse_period("2026-03-27:2026-03-28", None)[1] == _dt.datetime(2026, 3, 28, tzinfo=_dt.timezone.utc)
+
+
+def test_a_failed_first_ingest_does_not_fix_the_job(tmp_path):
+    """A first ingest with a typo (`-s scor`) failed, yet stored its job: every later ingest was
+    refused ('this store was built with score='scor''), and the store had to be deleted."""
+    pd.DataFrame({"score": [0.1, 0.9, 0.4], "label": [0, 1, 1]}).to_parquet(tmp_path / "a.parquet")
+    runner = CliRunner()
+    store = ["--store", str(tmp_path / "s.duckdb")]
+    typo = runner.invoke(app, ["monitor", "ingest", str(tmp_path / "a.parquet"), *store, "-s", "scor", "-l", "label"])
+    assert typo.exit_code == 1 and "no column 'scor'" in typo.output
+    nothing = runner.invoke(app, ["monitor", "ingest", str(tmp_path / "none*.parquet"), *store, "-s", "x", "-l", "y"])
+    assert nothing.exit_code == 1
+    ok = runner.invoke(app, ["monitor", "ingest", str(tmp_path / "a.parquet"), *store, "-s", "score", "-l", "label"])
+    assert ok.exit_code == 0, ok.output
+    with Store(tmp_path / "s.duckdb", read_only=True) as st:
+        assert st.job["score"] == "score" and st.sketchset().counts(())["n_rows"] == 3

@@ -249,8 +249,20 @@ class Store:
         rows: list[dict[str, Any]] = self._con.sql(query).to_arrow_table().to_pylist()
         return rows
 
+    def _empty(self) -> bool:
+        """Whether no file is in the store."""
+        return bool(_one(self._con.execute("SELECT count(*) FROM files")) == (0,))
+
     def _resolve_job(self, given: dict[str, Any]) -> dict[str, Any]:
         stored = self.job
+        if stored and self._empty():
+            # no file was written under the stored job (a first ingest failed, say on a typo in a
+            # column name): the options given now replace it, the ones left out are kept
+            kept = {k: v for k, v in stored.items() if v is not None}
+            if "grid" in kept:
+                kept["grid"] = grid_from_spec(kept["grid"])
+            given = {k: given[k] if given.get(k) not in (None, []) else kept.get(k, given.get(k)) for k in _JOB_KEYS}
+            stored = {}
         if not stored:
             if given.get("score") is None or given.get("label") is None:
                 raise UsageError("the first ingest into a store needs score= and label= (--score, --label)")
@@ -305,7 +317,9 @@ class Store:
         paths : path, directory, glob or a list of them
         score, label, weight, by, time, window, tz, grid, pos_label, where
             The job (see :func:`streameval.evaluate`). The first ingest fixes it in the store;
-            later ingests may omit it, and must not contradict it.
+            later ingests may omit it, and must not contradict it once a file is in the store
+            (before, the options given replace the stored ones: a failed first ingest's typo is
+            not kept).
         nan_policy : {"raise", "skip"}
         max_groups : int
 
@@ -326,7 +340,7 @@ class Store:
         job = self._resolve_job({"score": score, "label": label, "weight": weight, "by": list(by or []),
                                  "time": time, "window": window, "tz": tz, "grid": grid, "pos_label": pos_label,
                                  "where": where})
-        if self._meta().get("job") is None:
+        if self._meta().get("job") is None or self._empty():
             self._con.execute("INSERT OR REPLACE INTO meta VALUES ('job', ?)", [json.dumps(job)])
         results = []
         for path in expand_paths([os.fspath(p) for p in ([paths] if isinstance(paths, (str, os.PathLike)) else paths)]):
