@@ -36,6 +36,7 @@ _MICROS = {"second": 10**6, "minute": 60 * 10**6, "hour": 3600 * 10**6, "day": 8
 _MONDAY = -3 * 86400 * 10**6  # 1969-12-29, a Monday: Arrow's week origin with week_starts_monday
 _MONTHS = {"month": 1, "quarter": 3, "year": 12}
 _UTC = ("UTC", "Etc/UTC", "utc", "Z", "+00:00")
+_LAST_SECOND = 253402300800 - 86400 * 14  # seconds from the epoch to 9999-12-18: windows must end in 9999
 _SPEC = re.compile(r"^\s*(\d*)\s*(s|min|h|d|w|mo|q|y)\s*$")
 
 
@@ -127,12 +128,13 @@ def window_starts(times: Any, window: Window, tz: str | None = None, *, column: 
     elif pa.types.is_integer(t) or pa.types.is_floating(t):
         micros = pc.multiply(arr.cast(pa.float64()), 1e6)
         micros = pc.if_else(pc.is_finite(micros), micros, pa.scalar(None, pa.float64()))  # NaN: no time, as null
-        try:
-            arr = pc.round(micros).cast(pa.int64()).cast(pa.timestamp("us", tz="UTC")).cast(pa.timestamp("us", tz=zone))
-        except pa.ArrowInvalid:
-            big = pc.index(pc.greater(pc.abs(micros), 9.2e18), True).as_py()
-            raise UsageError(f"time column {column!r}: {arr[big]} is not a time in seconds since the epoch "
-                             "(out of range)") from None
+        outside = pc.greater_equal(pc.abs(micros), _LAST_SECOND * 1e6)
+        if pc.any(outside).as_py():  # past the year 9999 (or before 1): not seconds
+            i = pc.index(outside, True).as_py()
+            raise UsageError(f"time column {column!r}: {arr[i]} is not a time in seconds since the epoch (that "
+                             "is past the year 9999); milliseconds? give --time an SQL expression such as "
+                             f"to_timestamp({column} / 1000)")
+        arr = pc.round(micros).cast(pa.int64()).cast(pa.timestamp("us", tz="UTC")).cast(pa.timestamp("us", tz=zone))
     else:
         raise UsageError(
             f"time column {column!r} has type {t}; it must hold timestamps, dates or seconds since the epoch"

@@ -92,8 +92,21 @@ def test_nan_epoch_seconds_are_null_times():
     """A NaN in a float epoch-seconds column crashed the cast; it is a null time (its own window)."""
     got = window_starts(pa.array([1.7e9, None, float("nan")]), parse_window("1d"))
     assert got.null_count == 2 and got[0].as_py() == _dt.datetime(2023, 11, 14, tzinfo=_dt.timezone.utc)
-    with pytest.raises(UsageError, match="out of range"):
+    with pytest.raises(UsageError, match="past the year 9999"):
         window_starts(pa.array([1.7e9, 1e20]), parse_window("1d"))
+
+
+def test_epoch_milliseconds_given_as_seconds_are_a_clear_error(tmp_path):
+    """Epoch milliseconds in a column read as seconds made years past 9999: a traceback
+    (OverflowError in the group keys); now an error that suggests the conversion."""
+    pd.DataFrame({"score": [0.1, 0.6], "label": [0, 1], "ts": [1.7e12, 1.7e12 + 86400e3]}).to_parquet(tmp_path / "m.parquet")
+    runner = CliRunner()
+    base = ["eval", str(tmp_path / "m.parquet"), "-s", "score", "-l", "label", "--window", "1d", "-q", "-f", "json"]
+    r = runner.invoke(app, [*base, "--time", "ts"])
+    assert r.exit_code == 2 and "milliseconds?" in r.output and "to_timestamp(ts / 1000)" in r.output
+    ok = runner.invoke(app, [*base, "--time", "to_timestamp(ts / 1000)"])
+    assert ok.exit_code == 0, ok.output
+    assert [row["window"][:10] for row in json.loads(ok.stdout)["rows"]] == ["2023-11-14", "2023-11-15"]
 
 
 @pytest.fixture()
