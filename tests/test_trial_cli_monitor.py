@@ -338,3 +338,11 @@ def test_a_failed_first_ingest_does_not_fix_the_job(tmp_path):
     assert ok.exit_code == 0, ok.output
     with Store(tmp_path / "s.duckdb", read_only=True) as st:
         assert st.job["score"] == "score" and st.sketchset().counts(())["n_rows"] == 3
+
+
+def test_forget_on_a_missing_store_does_not_create_one(tmp_path):
+    """`monitor forget --store typo.duckdb` created an empty 800 kB store, said 'not in the
+    store' and exited 0."""
+    r = CliRunner().invoke(app, ["monitor", "forget", "x.parquet", "--store", str(tmp_path / "typo.duckdb")])
+    assert r.exit_code == 1 and "no such store" in r.output
+    assert not (tmp_path / "typo.duckdb").exists()

@@ -106,6 +106,8 @@ def forget_cmd(
     def body() -> None:
         from ..monitor import Store
 
+        if not store.exists():  # opening it for writing would create an empty store
+            raise FileNotFoundError(2, "no such store", str(store))
         with Store(store) as st:
             for p in paths:
                 typer.echo(f"{p}: {'forgotten' if st.forget(p) else 'not in the store'}", err=True)
