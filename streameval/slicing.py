@@ -122,7 +122,10 @@ def sketch_slices(
                 keys.insert(0, windows)
             y = batch.column(LABEL)
             if rows == 0 and pos_label is not None:
-                pos_label = _coerce_pos_label(pos_label, y.type)
+                try:
+                    pos_label = _coerce_pos_label(pos_label, y.type)
+                except InputError as exc:
+                    raise InputError(f"{chunk.origin}: label {label!r}: {exc}") from None
                 ss._labels.pos_label = pos_label
             s = _numeric(batch.column(SCORE))
             w = _numeric(batch.column(WEIGHT)) if WEIGHT in names_in else None

@@ -346,3 +346,12 @@ def test_forget_on_a_missing_store_does_not_create_one(tmp_path):
     r = CliRunner().invoke(app, ["monitor", "forget", "x.parquet", "--store", str(tmp_path / "typo.duckdb")])
     assert r.exit_code == 1 and "no such store" in r.output
     assert not (tmp_path / "typo.duckdb").exists()
+
+
+def test_a_pos_label_of_another_type_names_the_file(tmp_path):
+    """`--pos-label fraud` on integer labels said only "pos_label 'fraud' cannot be compared with
+    the label column of type int64": no file, no column (with many files, which one?)."""
+    pd.DataFrame({"score": [0.1, 0.6], "label": [0, 1], "g": ["a", "b"]}).to_parquet(tmp_path / "ints.parquet")
+    r = CliRunner().invoke(app, ["eval", str(tmp_path / "ints.parquet"), "-s", "score", "-l", "label", "--by", "g",
+                                 "--pos-label", "fraud", "-q"])
+    assert r.exit_code == 1 and "ints.parquet: label 'label': pos_label 'fraud'" in r.output
