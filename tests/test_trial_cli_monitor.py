@@ -355,3 +355,24 @@ def test_a_pos_label_of_another_type_names_the_file(tmp_path):
     r = CliRunner().invoke(app, ["eval", str(tmp_path / "ints.parquet"), "-s", "score", "-l", "label", "--by", "g",
                                  "--pos-label", "fraud", "-q"])
     assert r.exit_code == 1 and "ints.parquet: label 'label': pos_label 'fraud'" in r.output
+
+
+def test_skipped_and_out_of_range_scores_are_noted_and_ingest_can_skip_nan(tmp_path):
+    """A sliced table counted NaN-score rows in n_rows and n_labelled but in no metric, and made
+    log_loss/brier null for scores outside [0, 1], without a word; `monitor ingest` refused NaN
+    scores and its message pointed to a --skip-nan it did not have."""
+    pd.DataFrame({"score": [0.1, np.nan, 0.7, 1.5], "label": [0, 1, 1, 0]}).to_parquet(tmp_path / "n.parquet")
+    runner = CliRunner()
+    r = runner.invoke(app, ["eval", str(tmp_path / "n.parquet"), "-s", "score", "-l", "label", "--by", "label",
+                            "--skip-nan", "-q", "-f", "json"])
+    assert r.exit_code == 0, r.output
+    notes = " ".join(json.loads(r.stdout)["notes"])
+    assert "1 row(s) with a NaN or null score were skipped" in notes and "outside [0, 1]" in notes
+    store = ["--store", str(tmp_path / "s.duckdb")]
+    refused = runner.invoke(app, ["monitor", "ingest", str(tmp_path / "n.parquet"), *store, "-s", "score", "-l", "label"])
+    assert refused.exit_code == 1 and "--skip-nan" in refused.output
+    ok = runner.invoke(app, ["monitor", "ingest", str(tmp_path / "n.parquet"), *store, "-s", "score", "-l", "label",
+                             "--skip-nan"])
+    assert ok.exit_code == 0, ok.output
+    rep = json.loads(runner.invoke(app, ["monitor", "report", *store, "-f", "json"]).stdout)
+    assert rep["rows"][0]["n_rows"] == 4 and rep["rows"][0]["positives"] + rep["rows"][0]["negatives"] == 3

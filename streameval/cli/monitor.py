@@ -64,6 +64,7 @@ def ingest_cmd(
     grid: Optional[str] = typer.Option(None, "--grid", "-g", metavar="GRID", help="Binning grid (see `eval --help`)."),
     pos_label: Optional[str] = typer.Option(None, "--pos-label", metavar="VALUE", help="Label value of the positive class."),
     config: Optional[Path] = typer.Option(None, "--config", "-c", metavar="FILE", help="TOML job config ([eval] keys)."),
+    skip_nan: Optional[bool] = typer.Option(None, "--skip-nan/--no-skip-nan", help="Skip rows with NaN/null scores (counted) instead of failing."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="Print nothing on success."),
 ) -> None:
     """Ingest files: new ones are added, changed ones (late labels) replaced, unchanged ones skipped."""
@@ -84,7 +85,8 @@ def ingest_cmd(
             results = st.ingest(paths, score=pick(score, "score"), label=pick(label, "label"),
                                 weight=pick(weight, "weight"), by=by_, time=pick(time_col, "time"),
                                 window=pick(window, "window"), tz=pick(tz, "tz"), grid=pick(grid, "grid"),
-                                pos_label=pick(pos_label, "pos_label"), where=cfg.get("where"))
+                                pos_label=pick(pos_label, "pos_label"), where=cfg.get("where"),
+                                nan_policy="skip" if pick(skip_nan, "skip_nan") else "raise")
         if not quiet:
             for r in results:
                 what = {"added": f"added {r.rows:,} rows in {r.groups:,} groups",

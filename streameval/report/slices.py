@@ -343,6 +343,14 @@ class SliceTable:
                 "scores are calibrated probabilities (confidence-based performance estimation); they are "
                 "not measurements"
             )
+        n_nan, n_outside = int(ctr["n_nan"].sum()), int(ctr["n_outside"].sum())
+        if n_nan:
+            notes.append(f"{n_nan:,} row(s) with a NaN or null score were skipped: they count in n_rows (and "
+                         "n_labelled) but in no metric")
+        if n_outside:
+            groups = int(np.count_nonzero(ctr["n_outside"]))
+            notes.append(f"{n_outside:,} labelled row(s) in {groups:,} group(s) have a score outside [0, 1]: "
+                         "log_loss and brier are null in those groups")
         if reference is not None:
             notes.append("psi: population stability index of each group's scores (all rows) against its slice's "
                          "reference; rules of thumb: < 0.1 stable, 0.1-0.25 moderate, > 0.25 large shift")
