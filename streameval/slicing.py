@@ -23,11 +23,11 @@ __all__ = ["sketch_slices", "WINDOW_KEY"]
 
 WINDOW_KEY = "window"
 """Name of the key part holding each row's window start."""
-_TIME = "time_"
+_TIME = "time_column"  # source aliases; errors about a missing column name them
 
 
 def _key_aliases(by: Sequence[str]) -> dict[str, str]:
-    return {f"key_{i}": expr for i, expr in enumerate(by)}
+    return {f"slice_column_{i + 1}": expr for i, expr in enumerate(by)}
 
 
 def sketch_slices(

@@ -376,3 +376,15 @@ def test_skipped_and_out_of_range_scores_are_noted_and_ingest_can_skip_nan(tmp_p
     assert ok.exit_code == 0, ok.output
     rep = json.loads(runner.invoke(app, ["monitor", "report", *store, "-f", "json"]).stdout)
     assert rep["rows"][0]["n_rows"] == 4 and rep["rows"][0]["positives"] + rep["rows"][0]["negatives"] == 3
+
+
+def test_errors_about_slice_and_time_columns_do_not_name_internal_aliases(tmp_path):
+    """A missing --by column was reported as 'asked for as the key_0', a missing --time column as
+    'the time_': names of streameval's internals."""
+    pd.DataFrame({"score": [0.1, 0.6], "label": [0, 1]}).to_parquet(tmp_path / "a.parquet")
+    runner = CliRunner()
+    base = ["eval", str(tmp_path / "a.parquet"), "-s", "score", "-l", "label", "-q"]
+    by = runner.invoke(app, [*base, "--by", "country"])
+    assert by.exit_code == 1 and "no column 'country' (asked for as the slice_column_1)" in by.output
+    time = runner.invoke(app, [*base, "--time", "tss", "--window", "1d"])
+    assert time.exit_code == 1 and "no column 'tss' (asked for as the time_column)" in time.output
