@@ -388,3 +388,14 @@ def test_errors_about_slice_and_time_columns_do_not_name_internal_aliases(tmp_pa
     assert by.exit_code == 1 and "no column 'country' (asked for as the slice_column_1)" in by.output
     time = runner.invoke(app, [*base, "--time", "tss", "--window", "1d"])
     assert time.exit_code == 1 and "no column 'tss' (asked for as the time_column)" in time.output
+
+
+def test_windows_shorter_than_a_minute_are_told_apart_in_the_table(tmp_path):
+    """15 s windows were shown to the minute: four rows named '2026-03-01 10:00' alike."""
+    ts = pd.Series(pd.date_range("2026-03-01 10:00", periods=8, freq="8s", tz="UTC"))
+    pd.DataFrame({"score": np.linspace(0.1, 0.9, 8), "label": [0, 1] * 4, "ts": ts}).to_parquet(tmp_path / "s.parquet")
+    r = CliRunner().invoke(app, ["eval", str(tmp_path / "s.parquet"), "-s", "score", "-l", "label", "--time", "ts",
+                                 "--window", "15s", "-f", "markdown"])
+    assert r.exit_code == 0, r.output
+    shown = [line.split("|")[1].strip() for line in r.stdout.splitlines() if line.startswith("| 2026")]
+    assert sorted(shown) == ["2026-03-01 10:00", "2026-03-01 10:00:15", "2026-03-01 10:00:30", "2026-03-01 10:00:45"]

@@ -549,7 +549,9 @@ def _cell(row: dict[str, Any], col: str, key: bool = False) -> str:
     if v is None:
         return "null" if col in row and col not in ("roc_auc", "average_precision", "est_roc_auc") else "n/a"
     if isinstance(v, _dt.datetime):
-        return v.strftime("%Y-%m-%d") if (v.hour, v.minute, v.second) == (0, 0, 0) else v.strftime("%Y-%m-%d %H:%M")
+        if (v.hour, v.minute, v.second, v.microsecond) == (0, 0, 0, 0):
+            return v.strftime("%Y-%m-%d")
+        return v.strftime("%Y-%m-%d %H:%M" if (v.second, v.microsecond) == (0, 0) else "%Y-%m-%d %H:%M:%S")
     if isinstance(v, float):
         lo, hi = row.get(col + "_lower"), row.get(col + "_upper")
         text = f"{v:.4f}" if abs(v) < 1e4 else f"{v:,.0f}"
