@@ -399,3 +399,21 @@ def test_windows_shorter_than_a_minute_are_told_apart_in_the_table(tmp_path):
     assert r.exit_code == 0, r.output
     shown = [line.split("|")[1].strip() for line in r.stdout.splitlines() if line.startswith("| 2026")]
     assert sorted(shown) == ["2026-03-01 10:00", "2026-03-01 10:00:15", "2026-03-01 10:00:30", "2026-03-01 10:00:45"]
+
+
+@pytest.mark.parametrize("tz", ["utc", "Z", "+05:30"])
+def test_stores_in_any_zone_name_windows_accepts_can_be_reported(tmp_path, tz):
+    """`--tz utc` (or Z) is accepted by the windows, but naming a store's windows and periods in
+    its zone looked it up in zoneinfo, which knows no 'utc': a traceback (found in this trial)."""
+    ts = pd.Series(pd.date_range("2026-03-27", "2026-04-02", periods=300, tz="UTC"))
+    pd.DataFrame({"score": np.linspace(0, 1, 300).round(2), "label": [0, 1, 1] * 100, "ts": ts}).to_parquet(tmp_path / "a.parquet")
+    with Store(tmp_path / "z.duckdb") as st:
+        st.ingest(str(tmp_path / "a.parquet"), score="score", label="label", time="ts", window="1d", tz=tz)
+    runner = CliRunner()
+    r = runner.invoke(app, ["monitor", "report", "--store", str(tmp_path / "z.duckdb"), "--since", "2026-03-30", "-f", "json"])
+    assert r.exit_code == 0, r.output
+    offset = "+05:30" if tz == "+05:30" else "+00:00"
+    assert json.loads(r.stdout)["rows"][0]["window"] == f"2026-03-30T00:00:00{offset}"
+    c = runner.invoke(app, ["monitor", "check", "--store", str(tmp_path / "z.duckdb"), "--reference",
+                            "2026-03-27:2026-03-30", "--current", "2d"])
+    assert c.exit_code in (0, 3), c.output

@@ -34,9 +34,10 @@ _HARMFUL_UP = ("fpr", "fnr")
 
 
 def _zone(tz: str | None) -> _dt.tzinfo:
-    from .layout import _zone as zone_of
+    from .layout import zone_named
 
-    return _dt.timezone.utc if tz in (None, "UTC", "Etc/UTC", "utc", "Z", "+00:00") else zone_of(str(tz))
+    zone: _dt.tzinfo = zone_named(tz)
+    return zone
 
 
 def _when(text: str, tz: str | None) -> _dt.datetime:

@@ -175,6 +175,26 @@ def _pylist(arr: Any) -> list[Any]:
     return out
 
 
+def zone_named(tz: str | None) -> Any:
+    """The tzinfo of a job's ``tz`` (None and UTC's names, as :mod:`streameval.windows` accepts
+    them, are UTC).
+
+    Raises
+    ------
+    UsageError
+        A name neither zoneinfo nor a fixed offset.
+    """
+    from ..errors import UsageError
+    from ..windows import _UTC
+
+    if tz is None or tz in _UTC:
+        return _dt.timezone.utc
+    try:
+        return _zone(tz)
+    except (ValueError, KeyError) as exc:  # zoneinfo's ZoneInfoNotFoundError is a KeyError
+        raise UsageError(f"unknown time zone {tz!r} ({exc})") from None
+
+
 def _zone(name: str) -> Any:
     """The tzinfo pyarrow gives a timestamp type's zone: ``zoneinfo`` for names, fixed offsets
     (``+01:00``) as ``datetime.timezone``."""

@@ -46,7 +46,7 @@ from ..inputs import merge_labels as _merge_labels
 from ..inputs import plain_value as _plain
 from ..sketch.sketchset import DEFAULT_MAX_GROUPS, SketchSet
 from ..windows import parse_window, utc_micros, window_starts
-from .layout import CELLS_DDL, GROUPS_DDL, SINGLE_CELLS_DDL, _pylist, _zone, insert_tables, read_sketchset
+from .layout import CELLS_DDL, GROUPS_DDL, SINGLE_CELLS_DDL, _pylist, insert_tables, read_sketchset, zone_named
 
 __all__ = ["Store", "StoreBusyError", "IngestResult", "STORE_SCHEMA_VERSION"]
 
@@ -565,7 +565,7 @@ def _nests(stored: Any, wanted: Any) -> bool:
 
 def _in_zone(tz: str) -> Any:
     """A stored window start (an aware datetime) as the same instant in the zone ``tz``."""
-    zone = _zone(tz)
+    zone = zone_named(tz)
 
     def local(start: Any) -> Any:
         return None if start is None else start.astimezone(zone)
