@@ -448,3 +448,15 @@ def test_multiclass_chunks_of_zero_weights_or_no_rows_add_nothing():
     empty = streameval.MulticlassSketch()
     empty.update(np.array([], dtype=int), np.empty((0, 3)))
     assert empty.n_rows == 0
+
+
+def test_multiclass_nullable_frame_names_the_null_score():
+    # a pandas Float64 frame holding pd.NA said "not numbers"; the null is named with its row and column
+    y = [0, 1, 2, 1]
+    frame = pd.DataFrame({"a": [0.5, 0.2, 0.1, 0.3], "b": [0.3, pd.NA, 0.2, 0.4], "c": [0.2, 0.3, 0.7, 0.3]},
+                         dtype="Float64")
+    with pytest.raises(InputError, match=r"row 1, column 1"):
+        streameval.MulticlassSketch().update(y, frame)
+    good = frame.fillna(0.5)
+    s = streameval.MulticlassSketch().update(y, good)
+    assert s.accuracy() == pytest.approx(np.mean(np.array(y) == good.to_numpy(dtype=float).argmax(1)))

@@ -166,7 +166,10 @@ def as_scores(y_score: Any, n: int, offset: int) -> np.ndarray | ScoreColumns:
         dtype = str(getattr(y_score, "dtype", ""))
         arr = y_score.to_numpy() if dtype.startswith("Array") else _from_arrow(y_score.to_arrow(), n, offset)
     elif mod == "pandas" and hasattr(y_score, "to_numpy"):
-        arr = y_score.to_numpy()
+        dtypes = list(getattr(y_score, "dtypes", [getattr(y_score, "dtype", None)]))
+        nullable = any(not isinstance(d, np.dtype) and getattr(d, "kind", "O") in "iuf" for d in dtypes)
+        # nullable numbers (Float64, Int64): pd.NA becomes NaN, which the check below names by row
+        arr = y_score.to_numpy(dtype=np.float64, na_value=np.nan) if nullable else y_score.to_numpy()
     else:
         try:
             arr = np.asarray(y_score)
