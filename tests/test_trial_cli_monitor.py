@@ -417,3 +417,21 @@ def test_stores_in_any_zone_name_windows_accepts_can_be_reported(tmp_path, tz):
     c = runner.invoke(app, ["monitor", "check", "--store", str(tmp_path / "z.duckdb"), "--reference",
                             "2026-03-27:2026-03-30", "--current", "2d"])
     assert c.exit_code in (0, 3), c.output
+
+
+def test_check_table_names_a_null_slice_as_the_report_does(tmp_path):
+    """`monitor check` printed a null slice as 'None' where `monitor report` prints 'null'."""
+    rng = np.random.default_rng(10)
+    n = 600
+    ts = pd.Series(pd.date_range("2026-03-01", "2026-03-10", periods=n, tz="UTC"))
+    seg = pd.Series(rng.choice(["a", "b"], n), dtype=object)
+    seg[::3] = None
+    pd.DataFrame({"score": rng.random(n).round(2), "label": rng.integers(0, 2, n), "seg": seg, "ts": ts}
+                 ).to_parquet(tmp_path / "a.parquet")
+    with Store(tmp_path / "s.duckdb") as st:
+        st.ingest(str(tmp_path / "a.parquet"), score="score", label="label", by=["seg"], time="ts", window="1d")
+    r = CliRunner().invoke(app, ["monitor", "check", "--store", str(tmp_path / "s.duckdb"), "--reference",
+                                 "2026-03-01:2026-03-05", "--current", "3d"])
+    assert r.exit_code in (0, 3), r.output
+    first_cells = [line.strip("│ ").split()[0] for line in r.stdout.splitlines() if line.startswith("│")]
+    assert "null" in first_cells and "None" not in first_cells

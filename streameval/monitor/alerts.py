@@ -168,7 +168,8 @@ class AlertTable:
             t.add_column(c, justify="left" if c in keys else "right", overflow="fold")
         for r in [self.overall] + self.rows[:limit]:
             ci = "n/a" if r["ci_lower"] is None else f"{r['ci_lower']:+.4f} to {r['ci_upper']:+.4f}"
-            t.add_row(*[("(all)" if r is self.overall else str(r.get(k))) for k in keys], f"{r['n_current']:,.0f}",
+            t.add_row(*[("(all)" if r is self.overall else "null" if r.get(k) is None else str(r.get(k))) for k in keys],
+                      f"{r['n_current']:,.0f}",
                       _f(r["reference"]), _f(r["current"]), _f(r["delta"], "+.4f"), ci, _f(r.get("p_adjusted"), ".3g"),
                       _f(r.get("psi"), ".3f"), "ALERT" if r.get("alert") else "")
         console = Console(width=width, record=True, color_system=None, file=io.StringIO())
