@@ -435,3 +435,17 @@ def test_check_table_names_a_null_slice_as_the_report_does(tmp_path):
     assert r.exit_code in (0, 3), r.output
     first_cells = [line.strip("│ ").split()[0] for line in r.stdout.splitlines() if line.startswith("│")]
     assert "null" in first_cells and "None" not in first_cells
+
+
+def test_zoned_timestamps_as_slice_keys_keep_the_instants_of_a_repeated_hour_apart():
+    # 00:30Z and 01:30Z on 2026-10-25 are both 01:30 on London's clock; Python compares datetimes
+    # of one zone by their local reading, so the two instants were one slice
+    from streameval.slicing import sketch_slices
+
+    utc = pd.to_datetime(["2026-10-25 00:30Z", "2026-10-25 01:30Z", "2026-10-25 01:30Z", "2026-10-24 12:00Z"])
+    t = pa.array(utc.tz_convert("Europe/London"))
+    tbl = pa.table({"score": [0.2, 0.7, 0.4, 0.9], "label": [0, 1, 0, 1], "t": t})
+    ss, _ = sketch_slices(tbl, score="score", label="label", by=["t"])
+    counts = sorted(ss.counts((k,))["n_rows"] for (k,) in ss.keys())
+    want = sorted(pd.Series(utc).value_counts().tolist())
+    assert counts == want == [1, 1, 2]

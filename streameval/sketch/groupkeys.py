@@ -134,6 +134,11 @@ class KeyEncoder:
         direct = self._small_int_ids(i, arr)
         if direct is not None:
             return direct
+        t = arr.type
+        if pa.types.is_timestamp(t) and t.tz is not None and t.tz not in ("UTC", "utc", "Z", "+00:00"):
+            # instants as UTC values: Python compares two datetimes of one zone by their local
+            # reading, so the two instants of a repeated hour (clocks going back) were one key
+            arr = arr.cast(pa.timestamp(t.unit, tz="UTC"))
         enc = arr if pa.types.is_dictionary(arr.type) else arr.dictionary_encode(null_encoding="encode")
         seen, values = self._value_index[i], self._values[i]
         local = np.empty(len(enc.dictionary) + 1, dtype=np.int64)
