@@ -92,6 +92,9 @@ def sketch_slices(
     by = list(by or [])
     if (time is None) != (window is None):
         raise UsageError("give both time= (--time) and window= (--window), or neither")
+    if tz is not None and window is None:
+        raise UsageError("tz= (--tz) is the time zone windows are aligned in; give it with time= and window= "
+                         "(--time, --window), or drop it")
     win = parse_window(window) if window is not None else None
     names = ([WINDOW_KEY] if win is not None else []) + by
     if len(set(names)) != len(names):

@@ -449,3 +449,21 @@ def test_zoned_timestamps_as_slice_keys_keep_the_instants_of_a_repeated_hour_apa
     counts = sorted(ss.counts((k,))["n_rows"] for (k,) in ss.keys())
     want = sorted(pd.Series(utc).value_counts().tolist())
     assert counts == want == [1, 1, 2]
+
+
+def test_a_time_zone_without_windows_is_refused_not_ignored(tmp_path):
+    # --tz only aligns windows: without --window it changed nothing, silently
+    import streameval
+    from streameval.slicing import sketch_slices
+
+    frame = pd.DataFrame({"score": [0.2, 0.8, 0.6, 0.3], "label": [0, 1, 1, 0], "seg": ["a", "a", "b", "b"]})
+    with pytest.raises(UsageError, match="tz=.*window"):
+        streameval.evaluate(frame, score="score", label="label", tz="Europe/Berlin")
+    with pytest.raises(UsageError, match="tz=.*window"):
+        sketch_slices(frame, score="score", label="label", by=["seg"], tz="Europe/Berlin")
+    frame.to_parquet(tmp_path / "f.parquet")
+    r = CliRunner().invoke(app, ["eval", str(tmp_path / "f.parquet"), "-s", "score", "-l", "label", "--by", "seg",
+                                 "--tz", "Europe/Berlin"])
+    assert r.exit_code == 2 and "--window" in r.output
+    ok = streameval.evaluate(frame, score="score", label="label")
+    assert ok.metrics["roc_auc"]["value"] == 1.0
