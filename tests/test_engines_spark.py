@@ -145,6 +145,7 @@ def test_multiclass_one_class_partitions(spark):
                     streameval.evaluate(df, score="p_0,p_1,p_2", label="k").sketch)
 
 
+@pytest.mark.slow  # ~20 s; the default suite keeps the CLI's plain Spark run (default suite time)
 def test_cli_engine_spark_slices_and_multiclass_equal_local(spark, tmp_path):
     import json
 

@@ -508,6 +508,7 @@ def _decode_with(data: bytes, grid, bitmap_per_cell: int, fold: bool):
     return tuple(int(x) for x in status), keys, values, state, sums, counts
 
 
+@pytest.mark.slow  # ~14 s of mutated payloads (default suite time); CI runs the slow suite too
 def test_bitmap_and_sorted_walk_agree_on_every_file():
     """Valid sketches and mutated payloads (keys moved, lengths changed): the grid bitmap and the
     sorted walk return the same status at the same cell, the same bins, sums and state."""
