@@ -467,3 +467,31 @@ def test_a_time_zone_without_windows_is_refused_not_ignored(tmp_path):
     assert r.exit_code == 2 and "--window" in r.output
     ok = streameval.evaluate(frame, score="score", label="label")
     assert ok.metrics["roc_auc"]["value"] == 1.0
+
+
+def test_monitor_ingest_config_keys_are_used_or_refused(tmp_path):
+    # `monitor ingest -c` dropped max_groups (no cap but the default), and require_labels/sql
+    # without a word
+    rng = np.random.default_rng(8)
+    n = 300
+    pd.DataFrame({"score": rng.random(n).round(2), "label": rng.integers(0, 2, n),
+                  "seg": rng.choice(["a", "b", "c"], n)}).to_parquet(tmp_path / "f.parquet")
+    capped = tmp_path / "capped.toml"
+    capped.write_text('[eval]\nscore = "score"\nlabel = "label"\nby = ["seg"]\nmax_groups = 2\n')
+    r = CliRunner().invoke(app, ["monitor", "ingest", str(tmp_path / "f.parquet"), "--store", str(tmp_path / "a.duckdb"),
+                                 "-c", str(capped)])
+    assert r.exit_code != 0 and "max_groups" in r.output.replace("-", "_")
+    strict = tmp_path / "strict.toml"
+    strict.write_text('[eval]\nscore = "score"\nlabel = "label"\nrequire_labels = true\n')
+    r = CliRunner().invoke(app, ["monitor", "ingest", str(tmp_path / "f.parquet"), "--store", str(tmp_path / "b.duckdb"),
+                                 "-c", str(strict)])
+    assert r.exit_code == 2 and "require_labels apply to `eval` only" in r.output
+    shared = tmp_path / "shared.toml"  # eval-only output keys (thresholds, format, source) are fine
+    shared.write_text('[eval]\nsource = ["f.parquet"]\nscore = "score"\nlabel = "label"\nby = ["seg"]\n'
+                      'thresholds = [0.5]\nformat = "table"\nmax_groups = 10\n')
+    r = CliRunner().invoke(app, ["monitor", "ingest", str(tmp_path / "f.parquet"), "--store", str(tmp_path / "c.duckdb"),
+                                 "-c", str(shared)])
+    assert r.exit_code == 0, r.output
+    with Store(tmp_path / "c.duckdb") as st:
+        ss = st.sketchset()
+        assert sum(ss.counts(k)["n_rows"] for k in ss.keys()) == n and len(ss.keys()) == 3

@@ -77,6 +77,13 @@ def ingest_cmd(
     by_ = pick(by, "by")
     if isinstance(by_, str):
         by_ = [b.strip() for b in by_.split(",") if b.strip()]
+    # keys of a shared [eval] config that would change what is stored if they were dropped
+    unused = [key for key in ("sql", "table", "require_labels") if cfg.get(key)]
+    if unused:
+        raise typer.BadParameter(
+            f"{config}: {', '.join(unused)} apply to `eval` only: `monitor ingest` reads the files it is given and "
+            "keeps rows whose label is null as unlabelled; drop them from the config", param_hint="--config")
+    extra = {"max_groups": cfg["max_groups"]} if "max_groups" in cfg else {}
 
     def body() -> None:
         from ..monitor import Store
@@ -86,7 +93,7 @@ def ingest_cmd(
                                 weight=pick(weight, "weight"), by=by_, time=pick(time_col, "time"),
                                 window=pick(window, "window"), tz=pick(tz, "tz"), grid=pick(grid, "grid"),
                                 pos_label=pick(pos_label, "pos_label"), where=cfg.get("where"),
-                                nan_policy="skip" if pick(skip_nan, "skip_nan") else "raise")
+                                nan_policy="skip" if pick(skip_nan, "skip_nan") else "raise", **extra)
         if not quiet:
             for r in results:
                 what = {"added": f"added {r.rows:,} rows in {r.groups:,} groups",
