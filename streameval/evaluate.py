@@ -284,9 +284,9 @@ def evaluate(
     from .metrics.thresholds import check_rule
 
     check_rule(positive_if)  # before reading anything
-    if tz is not None and window is None:  # (it would change nothing: said rather than ignored)
-        raise UsageError("tz= (--tz) is the time zone windows are aligned in; give it with time= and window= "
-                         "(--time, --window), or drop it")
+    from .windows import check_tz
+
+    check_tz(tz, window)  # (it would change nothing: said rather than ignored)
     ci = _ci_options(ci)
     thresholds = _thresholds(thresholds)
     from .multiclass_eval import is_multiclass_score

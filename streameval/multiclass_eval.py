@@ -79,8 +79,11 @@ def _columns_of(source: Any) -> list[str]:
         # light: local files' schemas without pyarrow.dataset, whose import pulls in pandas (0.7 s
         # once per process; a binary evaluation loads neither)
         return list(_open_dataset(files[:1], _file_format(files[:1]), None, light=True).schema.names)
-    # Arrow's ``columns`` are the data, not the names; pandas' are an Index (whose truth value raises)
-    names = getattr(source, "column_names", None) if _is_from_pyarrow(source) else getattr(source, "columns", None)
+    from .sketch.multiclass_inputs import table_column_names
+
+    names = table_column_names(source)  # pandas, Polars and Arrow tables
+    if names is None:
+        names = getattr(source, "columns", None)  # a DuckDB relation, ...
     if names is None:
         names = getattr(getattr(source, "schema", None), "names", None)
     if names is None and isinstance(source, dict):
@@ -88,10 +91,6 @@ def _columns_of(source: Any) -> list[str]:
     if names is None:
         raise UsageError("cannot list this source's columns to expand a score pattern; give the columns as a list")
     return [str(n) for n in names]
-
-
-def _is_from_pyarrow(x: Any) -> bool:
-    return type(x).__module__.split(".")[0] == "pyarrow"
 
 
 def _numpy_view(arr: Any) -> np.ndarray | None:

@@ -17,7 +17,7 @@ from .grid import Grid, parse_grid
 from .progress import progress_callback
 from .sketch.sketchset import DEFAULT_MAX_GROUPS, SketchSet
 from .sources import DEFAULT_BATCH_ROWS, LABEL, SCORE, WEIGHT, open_source
-from .windows import Window, parse_window, window_keys
+from .windows import Window, check_tz, parse_window, window_keys
 
 __all__ = ["sketch_slices", "WINDOW_KEY"]
 
@@ -92,9 +92,7 @@ def sketch_slices(
     by = list(by or [])
     if (time is None) != (window is None):
         raise UsageError("give both time= (--time) and window= (--window), or neither")
-    if tz is not None and window is None:
-        raise UsageError("tz= (--tz) is the time zone windows are aligned in; give it with time= and window= "
-                         "(--time, --window), or drop it")
+    check_tz(tz, window)
     win = parse_window(window) if window is not None else None
     names = ([WINDOW_KEY] if win is not None else []) + by
     if len(set(names)) != len(names):

@@ -83,6 +83,19 @@ def parse_window(text: str | Window) -> Window:
     return Window(int(m.group(1) or 1), _UNITS[m.group(2)])
 
 
+
+def check_tz(tz: str | None, window: str | None) -> None:
+    """Refuse a time zone given without windows: it aligns windows only, so it would change nothing.
+
+    Raises
+    ------
+    UsageError
+        ``tz`` given and ``window`` not.
+    """
+    if tz is not None and window is None:
+        raise UsageError("tz= (--tz) is the time zone windows are aligned in; give it with time= and window= "
+                         "(--time, --window), or drop it")
+
 def window_starts(times: Any, window: Window, tz: str | None = None, *, column: str = "time") -> Any:
     """The start of the window holding each time, as an Arrow timestamp array.
 

@@ -18,7 +18,7 @@ import numpy.typing as npt
 from ..errors import InputError, InputTypeError, UsageError
 from ..inputs import as_1d_array, clean_weights
 
-__all__ = ["ScoreColumns", "as_matrix", "as_scores", "check_column_order", "encode_labels", "learn_classes", "plain", "score_columns",
+__all__ = ["ScoreColumns", "as_matrix", "as_scores", "check_column_order", "encode_labels", "table_column_names", "learn_classes", "plain", "score_columns",
            "validate_chunk"]
 
 
@@ -241,13 +241,14 @@ def check_column_order(columns: Sequence[str], classes: Sequence[Any]) -> None:
         )
 
 
-def _score_names(y_score: Any) -> list[str] | None:
-    """The column names of a pandas, Polars or Arrow table of scores (None for arrays and series)."""
-    mod = _module(y_score)
+def table_column_names(table: Any) -> list[str] | None:
+    """The column names of a pandas or Polars DataFrame or an Arrow table or batch (None for arrays,
+    series and anything else): Arrow's ``columns`` are the data, pandas' an Index."""
+    mod = _module(table)
     if mod == "pyarrow":
-        names = getattr(y_score, "column_names", None)
-    elif mod in ("pandas", "polars") and not hasattr(y_score, "dtype"):  # a DataFrame, not a Series
-        names = getattr(y_score, "columns", None)
+        names = getattr(table, "column_names", None)
+    elif mod in ("pandas", "polars") and not hasattr(table, "dtype"):  # a DataFrame, not a Series
+        names = getattr(table, "columns", None)
     else:
         names = None
     return None if names is None else [str(c) for c in names]
@@ -420,7 +421,7 @@ def validate_chunk(
             f"({', '.join(map(repr, plain(classes[:10])))}{'...' if classes.shape[0] > 10 else ''}); "
             "each row needs one score per class, in the order of `classes`"
         )
-    names = None if y_score is None else _score_names(y_score)
+    names = None if y_score is None else table_column_names(y_score)
     if names is not None:  # columns named after the classes must be in the classes' order
         check_column_order(names, plain(classes))
     labels = encode_labels(y, classes, "y_true", offset)
